@@ -1,0 +1,127 @@
+/**
+ * Agent configuration from flags and the kernel command line
+ * (`agent.server_addr=`, `agent.log=`); flags win. Pure: the caller passes
+ * argv and the text of /proc/cmdline.
+ */
+import * as v from "valibot";
+import { type Address, DEFAULT_ADDRESS, parseAddress } from "../transport/address";
+import { LEVELS, type Level } from "./log";
+
+export interface AgentConfig {
+  listen: Address;
+  listenText: string;
+  logLevel: Level;
+  /** Most connections served at once; more are closed on accept. */
+  maxConnections: number;
+  /** Milliseconds in-flight calls get to finish on SIGTERM. */
+  shutdownGraceMs: number;
+}
+
+export type ParsedArgs =
+  | { kind: "run"; config: AgentConfig }
+  | { kind: "help" }
+  | { kind: "version" };
+
+/** Thrown for a bad flag or value; main prints it and exits 2. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+export const USAGE = `usage: netagent [--listen ADDR] [--log-level LEVEL] [--max-connections N]
+
+Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
+
+  --listen ADDR         vsock://CID:PORT (default ${DEFAULT_ADDRESS}, CID -1 = any),
+                        unix:///path, serial:///dev/vportNpM or serial://NAME
+  --log-level LEVEL     ${LEVELS.join(", ")} (default info)
+  --max-connections N   connections served at once (default 64)
+  --version, --help
+
+The kernel command line may set agent.server_addr=ADDR and agent.log=LEVEL;
+flags win over it.
+`;
+
+const LevelSchema = v.picklist(LEVELS);
+const CountSchema = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,6}$/, "expected a whole number"),
+  v.transform(Number),
+  v.minValue(1, "expected at least 1"),
+);
+
+interface Raw {
+  listen?: string;
+  logLevel?: string;
+  maxConnections?: string;
+}
+
+/** Reads `agent.*` options out of a kernel command line. */
+export function parseCmdline(cmdline: string): Raw {
+  const raw: Raw = {};
+  for (const word of cmdline.trim().split(/\s+/)) {
+    const eq = word.indexOf("=");
+    if (eq < 0) continue;
+    const key = word.slice(0, eq);
+    const value = word.slice(eq + 1);
+    if (key === "agent.server_addr") raw.listen = value;
+    else if (key === "agent.log") raw.logLevel = value;
+  }
+  return raw;
+}
+
+/** Resolves flags over the command line; throws ConfigError naming the bad value. */
+export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
+  const fromFlags: Raw = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--help" || arg === "-h") return { kind: "help" };
+    if (arg === "--version") return { kind: "version" };
+    const eq = arg.indexOf("=");
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    const key = (
+      {
+        "--listen": "listen",
+        "--log-level": "logLevel",
+        "--max-connections": "maxConnections",
+      } as const
+    )[name];
+    if (key === undefined) throw new ConfigError(`unknown argument ${JSON.stringify(arg)}`);
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new ConfigError(`${name} needs a value`);
+    fromFlags[key] = value;
+  }
+  const raw = { ...parseCmdline(cmdline), ...fromFlags };
+
+  const listenText = raw.listen ?? DEFAULT_ADDRESS;
+  let listen: Address;
+  try {
+    listen = parseAddress(listenText);
+  } catch (err) {
+    throw new ConfigError(`--listen: ${(err as Error).message}`);
+  }
+  if (listen.kind === "hvsock") {
+    throw new ConfigError(`--listen: hvsock:// is a host-side address, not one to listen on`);
+  }
+  const level = v.safeParse(LevelSchema, raw.logLevel ?? "info");
+  if (!level.success) {
+    throw new ConfigError(
+      `--log-level: invalid value ${JSON.stringify(raw.logLevel)} (expected ${LEVELS.join(", ")})`,
+    );
+  }
+  const max = v.safeParse(CountSchema, raw.maxConnections ?? "64");
+  if (!max.success) {
+    throw new ConfigError(
+      `--max-connections: invalid value ${JSON.stringify(raw.maxConnections)}: ${max.issues[0].message}`,
+    );
+  }
+  return {
+    kind: "run",
+    config: {
+      listen,
+      listenText,
+      logLevel: level.output,
+      maxConnections: max.output,
+      shutdownGraceMs: 5000,
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * netagent: the guest network agent. Parses flags and the kernel command
+ * line, listens, serves until SIGTERM/SIGINT, then shuts down gracefully.
+ * Exit codes: 0 clean, 1 runtime failure, 2 bad configuration.
+ */
+import { readFileSync } from "node:fs";
+import { Health } from "../gen/health_pb";
+import type { Address } from "../transport/address";
+import type { Acceptor, Listener } from "../transport/channel";
+import { findVirtioPort, listenSerial } from "../transport/serial";
+import { listenFd, listenUnix } from "../transport/socket-listener";
+import { vsockListenFd } from "../transport/vsock";
+import { ServiceRegistry } from "../ttrpc/service";
+import { ConfigError, parseArgs, USAGE } from "./config";
+import { healthService } from "./health-service";
+import { createLogger } from "./log";
+import { AgentServer } from "./server";
+import { AGENT_VERSION } from "./version";
+
+function readCmdline(): string {
+  try {
+    return readFileSync("/proc/cmdline", "utf8");
+  } catch {
+    return "";
+  }
+}
+
+async function listen(address: Address, text: string, accept: Acceptor): Promise<Listener> {
+  switch (address.kind) {
+    case "unix":
+      return listenUnix(address.path, accept);
+    case "vsock":
+      return listenFd(vsockListenFd(address.port, address.cid), accept, text);
+    case "serial":
+      return listenSerial(address.path, accept);
+    case "serial-name":
+      return listenSerial(findVirtioPort(address.name), accept);
+    case "hvsock":
+      throw new ConfigError("hvsock:// is a host-side address");
+  }
+}
+
+/** Builds the method table of everything the agent serves. */
+export function buildRegistry(): ServiceRegistry {
+  return new ServiceRegistry().register(Health, healthService);
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(argv, readCmdline());
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`netagent: ${err.message}\n${USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+  if (parsed.kind === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (parsed.kind === "version") {
+    process.stdout.write(`netagent ${AGENT_VERSION}\n`);
+    return 0;
+  }
+  const { config } = parsed;
+  const log = createLogger(config.logLevel);
+  const server = new AgentServer({
+    registry: buildRegistry(),
+    log,
+    maxConnections: config.maxConnections,
+  });
+  try {
+    server.addListener(await listen(config.listen, config.listenText, server.accept));
+  } catch (err) {
+    log.error("cannot listen", { address: config.listenText, error: (err as Error).message });
+    process.stderr.write(
+      `netagent: cannot listen on ${config.listenText}: ${(err as Error).message}\n`,
+    );
+    return 2;
+  }
+  log.info("listening", { address: config.listenText, version: AGENT_VERSION, pid: process.pid });
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info("shutting down", { signal, activeConnections: server.connectionCount });
+      server.shutdown(config.shutdownGraceMs).then((clean) => {
+        log.info("stopped", { clean });
+        resolve(0);
+      });
+    };
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`netagent: fatal: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,61 @@
+/**
+ * A typed ttRPC client for the agent: `await AgentClient.connect(addr)`, then
+ * `client.unary(Health.method.check, {})`. Fails every pending call cleanly
+ * when the connection drops.
+ */
+
+import type { Socket } from "node:net";
+import {
+  create,
+  type DescMethod,
+  fromBinary,
+  type MessageInitShape,
+  type MessageShape,
+  toBinary,
+} from "@bufbuild/protobuf";
+import type { Address } from "../transport/address";
+import { type CallOptions, ClientConnection } from "../ttrpc/client-connection";
+import { dial } from "./dial";
+
+export type { CallOptions };
+
+export class AgentClient {
+  private readonly conn: ClientConnection;
+
+  constructor(private readonly socket: Socket) {
+    this.conn = new ClientConnection((frame) => socket.write(frame));
+    socket.on("data", (chunk: Buffer) => this.conn.receive(chunk));
+    socket.on("error", (err) => this.conn.close(err));
+    socket.on("close", () => this.conn.close());
+  }
+
+  /** Dials `address` (unix://, vsock://, hvsock://). */
+  static async connect(address: string | Address, timeoutMs?: number): Promise<AgentClient> {
+    return new AgentClient(await dial(address, timeoutMs));
+  }
+
+  /** Calls a unary method of a generated service. */
+  async unary<M extends DescMethod>(
+    method: M,
+    request: MessageInitShape<M["input"]>,
+    options?: CallOptions,
+  ): Promise<MessageShape<M["output"]>> {
+    const payload = toBinary(method.input, create(method.input, request));
+    const reply = await this.conn.call(method.parent.typeName, method.name, payload, options);
+    return fromBinary(method.output, reply) as MessageShape<M["output"]>;
+  }
+
+  /** Calls any service/method with raw protobuf bytes. */
+  raw(service: string, method: string, payload: Uint8Array, options?: CallOptions) {
+    return this.conn.call(service, method, payload, options);
+  }
+
+  get closed(): boolean {
+    return this.conn.closed;
+  }
+
+  close(): void {
+    this.conn.close();
+    this.socket.destroy();
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Stream-socket listeners (unix and vsock) on node:net. A vsock socket is
+ * created, bound and listening already (see vsock.ts) and adopted by fd.
+ */
+import { chmodSync, lstatSync, unlinkSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import type { Acceptor, Listener } from "./channel";
+
+/** Attaches a connected socket to the acceptor. */
+export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): void {
+  let open = true;
+  const channel = {
+    peer,
+    write(bytes: Uint8Array) {
+      if (open && !socket.destroyed) socket.write(bytes);
+    },
+    close() {
+      socket.destroy();
+    },
+  };
+  const sink = accept(channel);
+  if (sink === undefined) {
+    socket.destroy();
+    return;
+  }
+  socket.on("data", (chunk: Buffer) => sink.receive(chunk));
+  socket.on("error", () => {});
+  socket.on("close", () => {
+    open = false;
+    sink.closed();
+  });
+}
+
+function serve(server: Server, accept: Acceptor, address: string): Listener {
+  let n = 0;
+  server.on("connection", (socket) => adoptSocket(socket, accept, `${address}#${++n}`));
+  return {
+    address,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Listens on a unix socket at `path` with mode 0600. A stale socket file
+ * left by an earlier run is replaced; any other kind of file is an error.
+ */
+export async function listenUnix(path: string, accept: Acceptor): Promise<Listener> {
+  try {
+    const st = lstatSync(path);
+    if (!st.isSocket()) throw new Error(`${path} exists and is not a socket`);
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const server = createServer({ pauseOnConnect: false });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  chmodSync(path, 0o600);
+  return serve(server, accept, `unix://${path}`);
+}
+
+/** Serves connections accepted on an already listening socket fd (vsock). */
+export async function listenFd(fd: number, accept: Acceptor, address: string): Promise<Listener> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ fd }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return serve(server, accept, address);
+}

@@ -1,0 +1,136 @@
+/**
+ * ttRPC framing: a 10-byte header (data length u32 BE, stream id u32 BE,
+ * type u8, flags u8) followed by the data. Pure: no sockets here.
+ */
+
+export const HEADER_LENGTH = 10;
+/** Largest data a frame may carry; exactly this many bytes is still allowed. */
+export const MAX_DATA_LENGTH = 4 << 20;
+
+export enum FrameType {
+  Request = 1,
+  Response = 2,
+  Data = 3,
+}
+
+export const Flag = {
+  /** Remote closed: the sender sends nothing more on this stream. */
+  RemoteClosed: 0x1,
+  /** Remote open: a non-unary request, data follows. */
+  RemoteOpen: 0x2,
+  /** The frame carries no data (as opposed to an empty message). */
+  NoData: 0x4,
+} as const;
+
+export interface FrameHeader {
+  length: number;
+  streamId: number;
+  type: number;
+  flags: number;
+}
+
+export interface Frame extends FrameHeader {
+  data: Uint8Array;
+}
+
+/** What the decoder yields: a whole frame, or word that one was too large
+ * (its body is skipped without being buffered). */
+export type DecodedFrame = ({ kind: "frame" } & Frame) | ({ kind: "oversize" } & FrameHeader);
+
+/** Encodes one frame; throws RangeError when the data exceeds the limit. */
+export function encodeFrame(
+  streamId: number,
+  type: FrameType,
+  flags: number,
+  data: Uint8Array,
+): Uint8Array {
+  if (data.length > MAX_DATA_LENGTH) {
+    throw new RangeError(
+      `message length ${data.length} exceed maximum message size of ${MAX_DATA_LENGTH}`,
+    );
+  }
+  const out = new Uint8Array(HEADER_LENGTH + data.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, data.length);
+  view.setUint32(4, streamId);
+  out[8] = type;
+  out[9] = flags;
+  out.set(data, HEADER_LENGTH);
+  return out;
+}
+
+/**
+ * A push decoder: feed it chunks as they arrive, get whole frames back.
+ * Memory held is bounded by one header plus one frame of at most
+ * {@link MAX_DATA_LENGTH}: an oversize frame's body is counted and dropped.
+ */
+export class FrameDecoder {
+  private readonly header = new Uint8Array(HEADER_LENGTH);
+  private headerFill = 0;
+  private current: FrameHeader | undefined;
+  private body: Uint8Array | undefined;
+  private bodyFill = 0;
+  /** Bytes of an oversize body still to skip. */
+  private skip = 0;
+
+  /** True while part of a frame has been received but not all of it. */
+  get pending(): boolean {
+    return this.headerFill > 0 || this.current !== undefined;
+  }
+
+  push(chunk: Uint8Array): DecodedFrame[] {
+    const out: DecodedFrame[] = [];
+    let pos = 0;
+    while (pos < chunk.length) {
+      if (this.current === undefined) {
+        const take = Math.min(HEADER_LENGTH - this.headerFill, chunk.length - pos);
+        this.header.set(chunk.subarray(pos, pos + take), this.headerFill);
+        this.headerFill += take;
+        pos += take;
+        if (this.headerFill < HEADER_LENGTH) break;
+        this.headerFill = 0;
+        const view = new DataView(this.header.buffer);
+        const header: FrameHeader = {
+          length: view.getUint32(0),
+          streamId: view.getUint32(4),
+          type: this.header[8] as number,
+          flags: this.header[9] as number,
+        };
+        if (header.length > MAX_DATA_LENGTH) {
+          out.push({ kind: "oversize", ...header });
+          this.skip = header.length;
+          this.current = header;
+        } else if (header.length === 0) {
+          out.push({ kind: "frame", ...header, data: new Uint8Array(0) });
+        } else if (chunk.length - pos >= header.length) {
+          // Common case: the whole body is in this chunk; copy once, no staging.
+          out.push({ kind: "frame", ...header, data: chunk.slice(pos, pos + header.length) });
+          pos += header.length;
+        } else {
+          this.current = header;
+          this.body = new Uint8Array(header.length);
+          this.bodyFill = 0;
+        }
+        continue;
+      }
+      if (this.skip > 0) {
+        const take = Math.min(this.skip, chunk.length - pos);
+        this.skip -= take;
+        pos += take;
+        if (this.skip === 0) this.current = undefined;
+        continue;
+      }
+      const body = this.body as Uint8Array;
+      const take = Math.min(body.length - this.bodyFill, chunk.length - pos);
+      body.set(chunk.subarray(pos, pos + take), this.bodyFill);
+      this.bodyFill += take;
+      pos += take;
+      if (this.bodyFill === body.length) {
+        out.push({ kind: "frame", ...this.current, data: body });
+        this.current = undefined;
+        this.body = undefined;
+      }
+    }
+    return out;
+  }
+}

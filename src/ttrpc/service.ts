@@ -1,0 +1,78 @@
+/**
+ * The method table: which service/method names a server answers and with
+ * what handler. Lookups fail the way containerd's Go server fails them.
+ */
+import type {
+  DescMessage,
+  DescMethod,
+  DescService,
+  MessageInitShape,
+  MessageShape,
+} from "@bufbuild/protobuf";
+import { Code, TtrpcError } from "./codes";
+
+/** What a handler knows about its call. */
+export interface CallContext {
+  /** Aborted when the deadline passes (reason: TimeoutError) or the peer goes away. */
+  readonly signal: AbortSignal;
+  /** Absolute deadline in `performance.now()` milliseconds, when the caller set one. */
+  readonly deadline: number | undefined;
+  /** Request metadata; keys as sent (send them lower-case, as Go does). */
+  readonly metadata: ReadonlyMap<string, readonly string[]>;
+}
+
+type UnaryFn<M extends DescMethod> = (
+  request: MessageShape<M["input"]>,
+  ctx: CallContext,
+) => Promise<MessageInitShape<M["output"]>> | MessageInitShape<M["output"]>;
+
+/** An implementation of some or all unary methods of a generated service. */
+export type ServiceImpl<S extends DescService> = {
+  [K in keyof S["method"]]?: S["method"][K] extends DescMethod ? UnaryFn<S["method"][K]> : never;
+};
+
+/** One registered method, with its handler erased to bytes-free messages. */
+export interface RegisteredMethod {
+  readonly method: DescMethod;
+  readonly input: DescMessage;
+  readonly output: DescMessage;
+  // biome-ignore lint/suspicious/noExplicitAny: the typed impl is checked at register().
+  readonly handler: (request: any, ctx: CallContext) => unknown;
+}
+
+/** Services by their fully qualified name, e.g. "grpc.AgentService". */
+export class ServiceRegistry {
+  private readonly services = new Map<string, Map<string, RegisteredMethod>>();
+
+  /**
+   * Registers the methods `impl` implements. Methods of the service it leaves
+   * out answer UNIMPLEMENTED "method X" like any unknown method.
+   */
+  register<S extends DescService>(service: S, impl: ServiceImpl<S>): this {
+    const methods = this.services.get(service.typeName) ?? new Map<string, RegisteredMethod>();
+    for (const method of service.methods) {
+      const handler = (impl as Record<string, unknown>)[method.localName];
+      if (typeof handler !== "function") continue;
+      if (method.methodKind !== "unary") {
+        throw new Error(`${service.typeName}/${method.name}: only unary methods are served`);
+      }
+      methods.set(method.name, {
+        method,
+        input: method.input,
+        output: method.output,
+        handler: handler.bind(impl),
+      });
+    }
+    this.services.set(service.typeName, methods);
+    return this;
+  }
+
+  /** The method, or a TtrpcError with UNIMPLEMENTED worded as Go words it. */
+  lookup(service: string, method: string): RegisteredMethod {
+    const methods = this.services.get(service);
+    if (methods === undefined) throw new TtrpcError(`service ${service}`, Code.UNIMPLEMENTED);
+    const found = methods.get(method);
+    if (found === undefined) throw new TtrpcError(`method ${method}`, Code.UNIMPLEMENTED);
+    return found;
+  }
+}
