@@ -1,0 +1,125 @@
+/**
+ * Child processes the tests start: spawned directly (no shell), output
+ * captured, stopped only by their own PID.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { connect } from "node:net";
+import { waitFor } from "./wait";
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class Child {
+  stdout = "";
+  stderr = "";
+  readonly exited: Promise<Exit>;
+  exit: Exit | undefined;
+
+  constructor(
+    readonly proc: ChildProcess,
+    readonly command: string,
+  ) {
+    proc.stdout?.setEncoding("utf8").on("data", (s: string) => {
+      this.stdout += s;
+    });
+    proc.stderr?.setEncoding("utf8").on("data", (s: string) => {
+      this.stderr += s;
+    });
+    this.exited = new Promise<Exit>((resolve, reject) => {
+      proc.once("error", reject);
+      proc.once("exit", (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      });
+    });
+    this.exited.catch(() => {});
+  }
+
+  get pid(): number {
+    if (this.proc.pid === undefined) throw new Error(`${this.command}: not started`);
+    return this.proc.pid;
+  }
+
+  get running(): boolean {
+    return this.exit === undefined && this.proc.exitCode === null;
+  }
+
+  /** Sends `signal` to this process (by its PID) and waits for it to exit. */
+  async stop(signal: NodeJS.Signals = "SIGTERM", timeoutMs = 10_000): Promise<Exit> {
+    if (!this.running) return this.exited;
+    process.kill(this.pid, signal);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (this.running) process.kill(this.pid, "SIGKILL");
+        reject(new Error(`${this.command}: still running ${timeoutMs} ms after ${signal}`));
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([this.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Kills it by PID if it is still running; for afterEach/afterAll. */
+  async kill(): Promise<void> {
+    if (this.running) {
+      process.kill(this.pid, "SIGKILL");
+      await this.exited;
+    }
+  }
+}
+
+/** Starts `file` with `args`, no shell, stdin closed. */
+export function start(file: string, args: readonly string[], env?: NodeJS.ProcessEnv): Child {
+  const proc = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env: env ?? process.env });
+  return new Child(proc, [file, ...args].join(" "));
+}
+
+/** Runs `file` to completion and returns its exit and output. */
+export async function run(
+  file: string,
+  args: readonly string[],
+  timeoutMs = 60_000,
+): Promise<Exit & { stdout: string; stderr: string }> {
+  const child = start(file, args);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      child.kill().catch(() => {});
+      reject(new Error(`${child.command}: timed out after ${timeoutMs} ms\n${child.stderr}`));
+    }, timeoutMs);
+  });
+  try {
+    const exit = await Promise.race([child.exited, timeout]);
+    return { ...exit, stdout: child.stdout, stderr: child.stderr };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** True once a unix socket at `path` accepts a connection. */
+export function canConnect(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
+}
+
+/** Waits until `child` accepts connections on `path`; fails early if it exits. */
+export async function waitForSocket(child: Child, path: string, timeoutMs = 10_000) {
+  const state = await waitFor(
+    async () => (!child.running ? "exited" : (await canConnect(path)) && "ready"),
+    { timeoutMs, what: `${path} to accept connections (${child.command})` },
+  );
+  if (state === "exited") {
+    throw new Error(`${child.command} exited (${JSON.stringify(child.exit)}): ${child.stderr}`);
+  }
+}
