@@ -89,7 +89,8 @@ export class ClientConnection {
         },
         reject: fail,
       });
-      if (timeoutMs !== undefined) {
+      // A delay over 2^31-1 ms would overflow the timer and fire at once.
+      if (timeoutMs !== undefined && timeoutMs <= 0x7fff_ffff) {
         timer = setTimeout(
           () => fail(new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED)),
           timeoutMs,

@@ -28,6 +28,9 @@ export interface CallInfo {
   durationMs: number;
 }
 
+/** The longest delay setTimeout honours (2^31-1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 0x7fff_ffff;
+
 interface InFlight {
   controller: AbortController;
   done: Promise<void>;
@@ -152,6 +155,8 @@ export class ServerConnection {
       const expired = new Promise<never>((_, reject) => {
         if (timeoutMs > 0) {
           deadline = started + timeoutMs;
+          // A longer delay would overflow the timer and fire at once.
+          if (timeoutMs > MAX_TIMER_MS) return;
           timer = setTimeout(() => {
             const reason = new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED);
             controller.abort(reason);
