@@ -4,7 +4,9 @@
  * Exit codes: 0 clean, 1 runtime failure, 2 bad configuration.
  */
 import { readFileSync } from "node:fs";
+import { AgentService } from "../gen/agent_pb";
 import { Health } from "../gen/health_pb";
+import { IpRunner } from "../net/ip-runner";
 import type { Address } from "../transport/address";
 import type { Acceptor, Listener } from "../transport/channel";
 import { findVirtioPort, listenSerial } from "../transport/serial";
@@ -13,9 +15,13 @@ import { vsockListenFd } from "../transport/vsock";
 import { ServiceRegistry } from "../ttrpc/service";
 import { ConfigError, parseArgs, USAGE } from "./config";
 import { healthService } from "./health-service";
-import { createLogger } from "./log";
+import { createLogger, type Logger } from "./log";
+import { createNetworkService } from "./network-service";
 import { AgentServer } from "./server";
 import { AGENT_VERSION } from "./version";
+
+/** How long UpdateInterface waits for a hot-plugged link when the call has no deadline. */
+const HOTPLUG_TIMEOUT_MS = 3000;
 
 function readCmdline(): string {
   try {
@@ -41,8 +47,13 @@ async function listen(address: Address, text: string, accept: Acceptor): Promise
 }
 
 /** Builds the method table of everything the agent serves. */
-export function buildRegistry(): ServiceRegistry {
-  return new ServiceRegistry().register(Health, healthService);
+export function buildRegistry(log: Logger): ServiceRegistry {
+  return new ServiceRegistry()
+    .register(Health, healthService)
+    .register(
+      AgentService,
+      createNetworkService({ ip: new IpRunner(), log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS }),
+    );
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -67,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
   const { config } = parsed;
   const log = createLogger(config.logLevel);
   const server = new AgentServer({
-    registry: buildRegistry(),
+    registry: buildRegistry(log),
     log,
     maxConnections: config.maxConnections,
   });

@@ -1,0 +1,48 @@
+/** Model values to the Kata protobuf shapes (the other half of validate.ts). */
+import { create } from "@bufbuild/protobuf";
+import {
+  type Interface,
+  InterfaceSchema,
+  IPFamily,
+  type Route as ProtoRoute,
+  RouteSchema,
+} from "../gen/types_pb";
+import { type Link, type Route, rawFlags } from "../net/model";
+
+const RTNH_F_ONLINK = 4;
+
+/**
+ * A route as ListRoutes reports it: dest is always a CIDR, the default
+ * being "0.0.0.0/0" or "::/0" (never "", never Kata's "::1"); source is the
+ * preferred source; family, flags and mtu are filled.
+ */
+export function routeToProto(r: Route): ProtoRoute {
+  return create(RouteSchema, {
+    dest: r.dst,
+    gateway: r.gateway ?? "",
+    device: r.dev,
+    source: r.prefsrc ?? "",
+    scope: r.scope,
+    family: r.family === 6 ? IPFamily.v6 : IPFamily.v4,
+    flags: r.onlink ? RTNH_F_ONLINK : 0,
+    mtu: r.mtu,
+  });
+}
+
+/** A link as the kernel has it: lower-case MAC, every address with its true family. */
+export function linkToProto(l: Link, devicePath = ""): Interface {
+  return create(InterfaceSchema, {
+    device: l.name,
+    name: l.name,
+    IPAddresses: l.addresses.map((a) => ({
+      family: a.family === 6 ? IPFamily.v6 : IPFamily.v4,
+      address: a.address,
+      mask: String(a.prefix),
+    })),
+    mtu: BigInt(l.mtu),
+    hwAddr: l.mac,
+    devicePath,
+    type: l.kind,
+    rawFlags: rawFlags(l.flags),
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * iproute2's words to status codes: the one table, one test per row.
+ * Messages keep the failing command and what iproute2 said.
+ */
+import { Code } from "../ttrpc/codes";
+
+/** Ordered: the first matching row wins. */
+export const IP_ERROR_TABLE: readonly (readonly [RegExp, Code])[] = [
+  [/File exists/i, Code.ALREADY_EXISTS],
+  [/Cannot find device|No such device|does not exist/i, Code.NOT_FOUND],
+  [/No such process|No such file or directory/i, Code.NOT_FOUND],
+  [/Operation not permitted|Permission denied/i, Code.PERMISSION_DENIED],
+  // The request named something the kernel refuses: a gateway it cannot
+  // reach, an address that is not local, a value out of range.
+  [
+    /invalid|not a valid|Network is unreachable|out of range|Numerical result/i,
+    Code.INVALID_ARGUMENT,
+  ],
+  [/Device or resource busy|Resource temporarily unavailable/i, Code.UNAVAILABLE],
+];
+
+/** The status code for an iproute2 error text; INTERNAL when no row matches. */
+export function classifyIpError(stderr: string): Code {
+  for (const [pattern, code] of IP_ERROR_TABLE) if (pattern.test(stderr)) return code;
+  return Code.INTERNAL;
+}
+
+/**
+ * The gist of iproute2's stderr: "Error: X." or "RTNETLINK answers: X"
+ * lines without the batch bookkeeping ("Command failed -:N").
+ */
+export function ipErrorText(stderr: string): string {
+  const lines = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !/^Command failed/.test(l))
+    .map((l) => l.replace(/^(Error|RTNETLINK answers):\s*/, "").replace(/\.$/, ""));
+  return lines.join("; ") || "ip failed without a message";
+}
+
+/** The 0-based index of the batch line that failed, from "Command failed -:N". */
+export function failedBatchLine(stderr: string): number | undefined {
+  const m = /Command failed -:(\d+)/.exec(stderr);
+  return m ? Number(m[1]) - 1 : undefined;
+}

@@ -1,0 +1,111 @@
+/**
+ * IpRunner: the only place that spawns iproute2. Always without a shell:
+ * reads with `ip -json -details`, writes a whole plan through one
+ * `ip -batch -` process. Errors carry the failing command, iproute2's words
+ * and a status code from the one table in ip-errors.ts.
+ */
+import { Code, TtrpcError } from "../ttrpc/codes";
+import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
+import type { NetState, Route } from "./model";
+import { parseLinks, parseNeighbors, parseRoutes, splitJsonDocuments } from "./parse-ip-json";
+
+/** A failed batch: which line, what ip said, and the status it maps to. */
+export class IpBatchError extends TtrpcError {
+  constructor(
+    readonly lineIndex: number | undefined,
+    readonly line: string | undefined,
+    readonly ipMessage: string,
+    code: Code,
+  ) {
+    super(line ? `ip ${line}: ${ipMessage}` : `ip: ${ipMessage}`, code);
+  }
+}
+
+interface RunResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+export class IpRunner {
+  /** `binary` may be a stand-in for tests; NETAGENT_IP_BIN sets it too. */
+  constructor(readonly binary = process.env.NETAGENT_IP_BIN || "ip") {}
+
+  private async run(args: string[], stdin?: string): Promise<RunResult> {
+    let proc: ReturnType<typeof Bun.spawn>;
+    try {
+      proc = Bun.spawn([this.binary, ...args], {
+        stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
+      });
+    } catch (err) {
+      throw new TtrpcError(`cannot run ${this.binary}: ${(err as Error).message}`, Code.INTERNAL, {
+        cause: err,
+      });
+    }
+    const [stdout, stderr, exitCode] = await Promise.all([
+      new Response(proc.stdout as ReadableStream).text(),
+      new Response(proc.stderr as ReadableStream).text(),
+      proc.exited,
+    ]);
+    return { stdout, stderr, exitCode };
+  }
+
+  private async readJson(args: string[], stdin?: string): Promise<unknown[]> {
+    const r = await this.run(["-json", "-details", ...args], stdin);
+    if (r.exitCode !== 0) {
+      const msg = ipErrorText(r.stderr);
+      throw new TtrpcError(`ip ${args.join(" ")}: ${msg}`, classifyIpError(r.stderr));
+    }
+    try {
+      return splitJsonDocuments(r.stdout);
+    } catch (err) {
+      throw new TtrpcError(`ip ${args.join(" ")}: unreadable output`, Code.INTERNAL, {
+        cause: err,
+      });
+    }
+  }
+
+  /** Links with addresses, main-table routes of both families, neighbours. */
+  async readState(): Promise<NetState> {
+    const [general, v6] = await Promise.all([
+      this.readJson(["-batch", "-"], "addr show\nroute show table main\nneigh show\n"),
+      this.readJson(["-6", "route", "show", "table", "main"]),
+    ]);
+    return {
+      links: parseLinks(general[0]),
+      routes: [...parseRoutes(general[1], 4), ...parseRoutes(v6[0], 6)],
+      neighbors: parseNeighbors(general[2]),
+    };
+  }
+
+  /** Main-table routes of both families. */
+  async readRoutes(): Promise<Route[]> {
+    const [v4, v6] = await Promise.all([
+      this.readJson(["route", "show", "table", "main"]),
+      this.readJson(["-6", "route", "show", "table", "main"]),
+    ]);
+    return [...parseRoutes(v4[0], 4), ...parseRoutes(v6[0], 6)];
+  }
+
+  /**
+   * Runs `lines` through one `ip -batch -`, stopping at the first failure.
+   * `force` carries on past failures (used for best-effort restores).
+   * Throws IpBatchError naming the failed line.
+   */
+  async batch(lines: readonly string[], options: { force?: boolean } = {}): Promise<void> {
+    if (lines.length === 0) return;
+    const args = options.force ? ["-force", "-batch", "-"] : ["-batch", "-"];
+    const r = await this.run(args, `${lines.join("\n")}\n`);
+    if (r.exitCode === 0) return;
+    const index = failedBatchLine(r.stderr);
+    throw new IpBatchError(
+      index,
+      index === undefined ? undefined : lines[index],
+      ipErrorText(r.stderr),
+      classifyIpError(r.stderr),
+    );
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Strict IP parsing and formatting on top of ipaddr.js: four-part dotted
+ * IPv4 only, IPv6 without zone ids, IPv4-mapped IPv6 refused (it would
+ * silently change family). Canonical text is what `ip -json` prints.
+ */
+import ipaddr from "ipaddr.js";
+
+export type Family = 4 | 6;
+
+export interface ParsedIp {
+  family: Family;
+  bytes: number[];
+  /** Canonical text: dotted quad, or RFC 5952 compressed IPv6. */
+  text: string;
+}
+
+/** Parses an address; returns a reason string instead of throwing. */
+export function parseIp(text: string): ParsedIp | string {
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) {
+    const bytes = ipaddr.IPv4.parse(text).toByteArray();
+    return { family: 4, bytes, text: bytes.join(".") };
+  }
+  if (text.includes("%")) return "zone ids are not allowed";
+  if (!/^[0-9a-fA-F:.]+$/.test(text) || !ipaddr.IPv6.isValid(text)) return "not an IP address";
+  const v6 = ipaddr.IPv6.parse(text);
+  if (v6.isIPv4MappedAddress()) return "IPv4-mapped IPv6 addresses are not allowed";
+  return { family: 6, bytes: v6.toByteArray(), text: v6.toString() };
+}
+
+export function maxPrefix(family: Family): number {
+  return family === 4 ? 32 : 128;
+}
+
+/** Parses a decimal prefix length "0".."32"/"128"; returns a reason on failure. */
+export function parsePrefix(text: string, family: Family): number | string {
+  if (!/^\d{1,3}$/.test(text)) return "not a prefix length";
+  const n = Number(text);
+  if (n > maxPrefix(family)) return `prefix length above ${maxPrefix(family)}`;
+  return n;
+}
+
+/** The network address of `bytes/prefix` (host bits cleared), as canonical text. */
+export function networkText(bytes: readonly number[], prefix: number): string {
+  const masked = bytes.map((b, i) => {
+    const bits = Math.max(0, Math.min(8, prefix - i * 8));
+    return b & ((0xff << (8 - bits)) & 0xff);
+  });
+  return ipaddr.fromByteArray(masked).toString();
+}
+
+export function defaultDst(family: Family): string {
+  return family === 4 ? "0.0.0.0/0" : "::/0";
+}
+
+/** Whether `ip` lies inside `cidr` (both canonical, same family). */
+export function cidrContains(cidr: string, ip: string): boolean {
+  try {
+    const addr = ipaddr.parse(ip);
+    const [range, len] = ipaddr.parseCIDR(cidr);
+    return addr.kind() === range.kind() && addr.match(range, len);
+  } catch {
+    return false;
+  }
+}
+
+export function familyOf(text: string): Family {
+  return text.includes(":") ? 6 : 4;
+}

@@ -1,0 +1,132 @@
+/**
+ * The agent's own vocabulary for the guest network. Protobuf types stop at
+ * the proto mapping and iproute2's JSON at the parser; the middle speaks this.
+ */
+import type { Family } from "./ip";
+
+export type { Family };
+
+export const SCOPE_UNIVERSE = 0;
+export const SCOPE_LINK = 253;
+export const SCOPE_HOST = 254;
+
+/** A route of the main table. */
+export interface Route {
+  family: Family;
+  /** Canonical CIDR with host bits clear; default is "0.0.0.0/0" or "::/0". */
+  dst: string;
+  gateway?: string;
+  /** Output link name; "" for routes without one (unreachable, blackhole). */
+  dev: string;
+  /** Preferred source address. */
+  prefsrc?: string;
+  /** rtm_scope: 0 universe, 253 link, 254 host. */
+  scope: number;
+  /** Priority; IPv4 default 0, IPv6 default 1024, IPv6 kernel prefix routes 256. */
+  metric: number;
+  onlink: boolean;
+  /** RTAX_MTU, 0 when unset. */
+  mtu: number;
+  /** "kernel", "boot", "static", ... or a number as text. */
+  protocol: string;
+  /** "unicast", "unreachable", "blackhole", ... */
+  type: string;
+}
+
+export interface Address {
+  family: Family;
+  address: string;
+  prefix: number;
+  /** "global", "link", "host", ... */
+  scope: string;
+}
+
+export interface Link {
+  index: number;
+  name: string;
+  /** Lower-case MAC, "" for links without one. */
+  mac: string;
+  mtu: number;
+  /** IFF_* flags as iproute2 names them (UP, NOARP, LOWER_UP, ...). */
+  flags: string[];
+  /** rtnl link kind ("veth", "virtio"?) when known, else "". */
+  kind: string;
+  addresses: Address[];
+}
+
+export interface Neighbor {
+  family: Family;
+  ip: string;
+  dev: string;
+  lladdr: string;
+  /** NUD state names as iproute2 prints them (PERMANENT, REACHABLE, ...). */
+  state: string[];
+  router: boolean;
+}
+
+export interface NetState {
+  links: Link[];
+  routes: Route[];
+  neighbors: Neighbor[];
+}
+
+/** The kernel's identity of a main-table route: what `replace` overwrites. */
+export function routeKey(r: Pick<Route, "family" | "dst" | "metric">): string {
+  return `${r.family} ${r.dst} ${r.metric}`;
+}
+
+/** Every attribute that makes two routes the same route; protocol optional. */
+export function routeIdentity(r: Route, withProtocol: boolean): string {
+  return [
+    r.type,
+    r.family,
+    r.dst,
+    r.gateway ?? "",
+    r.dev,
+    r.prefsrc ?? "",
+    r.scope,
+    r.metric,
+    r.onlink ? 1 : 0,
+    r.mtu,
+    withProtocol ? r.protocol : "",
+  ].join(" ");
+}
+
+/** A route as `ip route` would print it, for messages. */
+export function describeRoute(r: Route): string {
+  const parts = [r.type === "unicast" ? "" : r.type, r.dst];
+  if (r.gateway) parts.push("via", r.gateway);
+  if (r.dev) parts.push("dev", r.dev);
+  if (r.prefsrc) parts.push("src", r.prefsrc);
+  if (r.metric) parts.push("metric", String(r.metric));
+  return parts.filter(Boolean).join(" ");
+}
+
+export const IFF = {
+  UP: 0x1,
+  BROADCAST: 0x2,
+  DEBUG: 0x4,
+  LOOPBACK: 0x8,
+  POINTOPOINT: 0x10,
+  NOTRAILERS: 0x20,
+  RUNNING: 0x40,
+  NOARP: 0x80,
+  PROMISC: 0x100,
+  ALLMULTI: 0x200,
+  MASTER: 0x400,
+  SLAVE: 0x800,
+  MULTICAST: 0x1000,
+  PORTSEL: 0x2000,
+  AUTOMEDIA: 0x4000,
+  DYNAMIC: 0x8000,
+  LOWER_UP: 0x10000,
+  DORMANT: 0x20000,
+  ECHO: 0x40000,
+} as const;
+
+/** IFF_* names to the raw flag word. */
+export function rawFlags(flags: readonly string[]): number {
+  let raw = 0;
+  for (const f of flags) raw |= IFF[f as keyof typeof IFF] ?? 0;
+  return raw >>> 0;
+}

@@ -1,0 +1,157 @@
+/**
+ * Pure parsers of `ip -json -details` output into the model. iproute2's JSON
+ * shapes stop here. Unknown or malformed entries are skipped, never thrown
+ * on, except where the document itself is not JSON.
+ */
+import { defaultDst, type Family, familyOf, maxPrefix, networkText, parseIp } from "./ip";
+import type { Address, Link, Neighbor, Route } from "./model";
+
+type Json = Record<string, unknown>;
+
+const SCOPES: Record<string, number> = {
+  global: 0,
+  universe: 0,
+  site: 200,
+  link: 253,
+  host: 254,
+  nowhere: 255,
+};
+
+/** Splits the concatenated top-level JSON values that `ip -json -batch` prints. */
+export function splitJsonDocuments(text: string): unknown[] {
+  const docs: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (depth++ === 0) start = i;
+    } else if (c === 0x5d || c === 0x7d) {
+      if (--depth === 0) docs.push(JSON.parse(text.slice(start, i + 1)));
+    }
+  }
+  if (depth !== 0) throw new SyntaxError("truncated JSON from ip");
+  return docs;
+}
+
+function asArray(doc: unknown): Json[] {
+  return Array.isArray(doc) ? (doc.filter((x) => x && typeof x === "object") as Json[]) : [];
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+/** Links with their addresses, from `ip -json -details addr show`. */
+export function parseLinks(doc: unknown): Link[] {
+  const links: Link[] = [];
+  for (const l of asArray(doc)) {
+    const name = str(l.ifname);
+    if (name === undefined || typeof l.ifindex !== "number") continue;
+    const addresses: Address[] = [];
+    for (const a of asArray(l.addr_info)) {
+      const local = str(a.local);
+      if (local === undefined || typeof a.prefixlen !== "number") continue;
+      const family: Family = a.family === "inet6" ? 6 : 4;
+      addresses.push({
+        family,
+        address: local,
+        prefix: a.prefixlen,
+        scope: str(a.scope) ?? "global",
+      });
+    }
+    const linkinfo = l.linkinfo as Json | undefined;
+    links.push({
+      index: l.ifindex,
+      name,
+      mac: (str(l.address) ?? "").toLowerCase(),
+      mtu: typeof l.mtu === "number" ? l.mtu : 0,
+      flags: Array.isArray(l.flags)
+        ? l.flags.filter((f): f is string => typeof f === "string")
+        : [],
+      kind: str(linkinfo?.info_kind) ?? "",
+      addresses,
+    });
+  }
+  return links;
+}
+
+function parseScope(v: unknown): number {
+  if (typeof v === "number") return v;
+  if (typeof v === "string") return SCOPES[v] ?? (/^\d+$/.test(v) ? Number(v) : 0);
+  return 0;
+}
+
+/** Normalises iproute2's dst ("default", "10.0.0.1", "10.0.0.0/24") to a canonical CIDR. */
+function parseDst(dst: string, family: Family): string | undefined {
+  if (dst === "default") return defaultDst(family);
+  const slash = dst.indexOf("/");
+  const ip = parseIp(slash < 0 ? dst : dst.slice(0, slash));
+  if (typeof ip === "string") return undefined;
+  const prefix = slash < 0 ? maxPrefix(ip.family) : Number(dst.slice(slash + 1));
+  return `${networkText(ip.bytes, prefix)}/${prefix}`;
+}
+
+/**
+ * Routes of one family from `ip -json -details [-6] route show table main`.
+ * Multipath routes (with `nexthops`) keep their first hop's device only.
+ */
+export function parseRoutes(doc: unknown, family: Family): Route[] {
+  const routes: Route[] = [];
+  for (const r of asArray(doc)) {
+    const rawDst = str(r.dst);
+    if (rawDst === undefined) continue;
+    const dst = parseDst(rawDst, family);
+    if (dst === undefined) continue;
+    const table = str(r.table);
+    if (table !== undefined && table !== "main") continue;
+    const flags = Array.isArray(r.flags) ? r.flags : [];
+    const metrics = asArray(r.metrics)[0];
+    const gateway = str(r.gateway);
+    const prefsrc = str(r.prefsrc);
+    let dev = str(r.dev) ?? "";
+    if (!dev) dev = str(asArray(r.nexthops)[0]?.dev) ?? "";
+    routes.push({
+      family,
+      dst,
+      ...(gateway !== undefined && familyOf(gateway) === family ? { gateway } : {}),
+      dev,
+      ...(prefsrc !== undefined ? { prefsrc } : {}),
+      scope: parseScope(r.scope),
+      metric: typeof r.metric === "number" ? r.metric : 0,
+      onlink: flags.includes("onlink"),
+      mtu: typeof metrics?.mtu === "number" ? metrics.mtu : 0,
+      protocol: r.protocol === undefined ? "boot" : String(r.protocol),
+      type: str(r.type) ?? "unicast",
+    });
+  }
+  return routes;
+}
+
+/** Neighbours from `ip -json neigh show`. */
+export function parseNeighbors(doc: unknown): Neighbor[] {
+  const out: Neighbor[] = [];
+  for (const n of asArray(doc)) {
+    const dst = str(n.dst);
+    const dev = str(n.dev);
+    if (dst === undefined || dev === undefined) continue;
+    out.push({
+      family: familyOf(dst),
+      ip: dst,
+      dev,
+      lladdr: (str(n.lladdr) ?? "").toLowerCase(),
+      state: Array.isArray(n.state)
+        ? n.state.filter((s): s is string => typeof s === "string")
+        : [],
+      router: "router" in n,
+    });
+  }
+  return out;
+}

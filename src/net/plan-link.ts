@@ -1,0 +1,91 @@
+/**
+ * planLink: the `ip -batch` lines that give one link (found by MAC) its
+ * desired name, MTU, ARP flag, address set and up state. Pure.
+ *
+ * Renaming needs the link down. When another link holds the wanted name the
+ * two swap names through a temporary one, as the Kata agent does for
+ * multi-network pods (#6842, #9900), and the other link's up state is kept.
+ */
+import type { Family } from "./ip";
+import type { Link } from "./model";
+import { batchLine } from "./render-batch";
+
+export interface LinkTarget {
+  /** "" keeps the current name. */
+  name: string;
+  /** 0 keeps the current MTU. */
+  mtu: number;
+  noarp: boolean;
+  addresses: readonly { family: Family; address: string; prefix: number }[];
+  up: boolean;
+  /**
+   * false (requests): only global-scope addresses not asked for are removed,
+   * so the kernel's link-local address stays. true (restores): every
+   * address not listed is removed.
+   */
+  exactAddresses: boolean;
+}
+
+/** A temporary name for the swap, unique per link index and within 15 bytes. */
+export function swapName(index: number): string {
+  return `na-swap${index}`.slice(0, 15);
+}
+
+export function planLink(links: readonly Link[], link: Link, target: LinkTarget): string[] {
+  const lines: string[] = [];
+  let name = link.name;
+  const isUp = link.flags.includes("UP");
+  let down = false;
+  const setDown = () => {
+    if (isUp && !down) lines.push(batchLine(["link", "set", "dev", name, "down"]));
+    down = true;
+  };
+
+  if (target.name !== "" && target.name !== link.name) {
+    const holder = links.find((l) => l.name === target.name && l.index !== link.index);
+    if (holder) {
+      const tmp = swapName(holder.index);
+      const holderUp = holder.flags.includes("UP");
+      if (holderUp) lines.push(batchLine(["link", "set", "dev", holder.name, "down"]));
+      lines.push(batchLine(["link", "set", "dev", holder.name, "name", tmp]));
+      setDown();
+      lines.push(batchLine(["link", "set", "dev", name, "name", target.name]));
+      lines.push(batchLine(["link", "set", "dev", tmp, "name", link.name]));
+      if (holderUp) lines.push(batchLine(["link", "set", "dev", link.name, "up"]));
+    } else {
+      setDown();
+      lines.push(batchLine(["link", "set", "dev", name, "name", target.name]));
+    }
+    name = target.name;
+  }
+
+  if (target.mtu !== 0 && target.mtu !== link.mtu) {
+    lines.push(batchLine(["link", "set", "dev", name, "mtu", target.mtu]));
+  }
+  if (target.noarp !== link.flags.includes("NOARP")) {
+    lines.push(batchLine(["link", "set", "dev", name, "arp", target.noarp ? "off" : "on"]));
+  }
+
+  const wanted = new Set(target.addresses.map((a) => `${a.address}/${a.prefix}`));
+  const have = new Set(link.addresses.map((a) => `${a.address}/${a.prefix}`));
+  // Removals first: deleting an IPv4 primary also drops the secondaries of
+  // its subnet, which would take a just-added address with it.
+  for (const a of link.addresses) {
+    const cidr = `${a.address}/${a.prefix}`;
+    if (wanted.has(cidr)) continue;
+    if (!target.exactAddresses && a.scope !== "global") continue;
+    lines.push(batchLine(["addr", "del", cidr, "dev", name]));
+  }
+  for (const a of target.addresses) {
+    const cidr = `${a.address}/${a.prefix}`;
+    if (have.has(cidr)) continue;
+    // nodad: usable at once instead of tentative for a second or more.
+    const t = ["addr", "add", cidr, "dev", name];
+    if (a.family === 6) t.push("nodad");
+    lines.push(batchLine(t));
+  }
+
+  if (target.up && (down || !isUp)) lines.push(batchLine(["link", "set", "dev", name, "up"]));
+  if (!target.up && isUp && !down) lines.push(batchLine(["link", "set", "dev", name, "down"]));
+  return lines;
+}

@@ -1,0 +1,65 @@
+/**
+ * Renders planned operations as `ip -batch -` lines, one command a line.
+ * Every token is checked against a conservative pattern before it is
+ * written, so no value can start a second command, a comment or an option,
+ * whatever got past validation.
+ */
+
+import type { Route } from "./model";
+import type { RouteOp } from "./plan-routes";
+
+const SAFE_TOKEN = /^[A-Za-z0-9_.:/@+=-]+$/;
+
+/** Thrown when a value would not be a single plain token: a bug upstream. */
+export class UnsafeTokenError extends Error {
+  override readonly name = "UnsafeTokenError";
+}
+
+/** Joins tokens into one batch line, refusing anything but plain tokens. */
+export function batchLine(tokens: readonly (string | number)[]): string {
+  return tokens
+    .map((t) => {
+      const s = String(t);
+      if (!SAFE_TOKEN.test(s) || s.startsWith("-")) {
+        throw new UnsafeTokenError(`refusing to pass ${JSON.stringify(s)} to ip`);
+      }
+      return s;
+    })
+    .join(" ");
+}
+
+function routeSelector(r: Route): (string | number)[] {
+  const t: (string | number)[] = [];
+  if (r.type !== "unicast") t.push(r.type);
+  t.push(r.dst);
+  return t;
+}
+
+/** `route replace ...` with every attribute of the route. */
+export function renderRouteReplace(r: Route): string {
+  const t = ["route", "replace", ...routeSelector(r)];
+  if (r.gateway) t.push("via", r.gateway);
+  if (r.dev) t.push("dev", r.dev);
+  if (r.prefsrc) t.push("src", r.prefsrc);
+  t.push("scope", r.scope, "metric", r.metric);
+  if (r.protocol !== "boot") t.push("proto", r.protocol);
+  if (r.onlink) t.push("onlink");
+  if (r.mtu) t.push("mtu", r.mtu);
+  t.push("table", "main");
+  return batchLine(t);
+}
+
+/** `route del ...` naming the route's key, device and gateway. */
+export function renderRouteDelete(r: Route): string {
+  const t = ["route", "del", ...routeSelector(r)];
+  if (r.gateway) t.push("via", r.gateway);
+  if (r.dev) t.push("dev", r.dev);
+  t.push("metric", r.metric, "table", "main");
+  return batchLine(t);
+}
+
+export function renderRouteOps(ops: readonly RouteOp[]): string[] {
+  return ops.map((o) =>
+    o.op === "replace" ? renderRouteReplace(o.route) : renderRouteDelete(o.route),
+  );
+}
