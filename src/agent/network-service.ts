@@ -6,6 +6,7 @@
 import { create } from "@bufbuild/protobuf";
 import { type AgentService, InterfacesSchema, RoutesSchema } from "../gen/agent_pb";
 import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import { impliedKernelRoutes } from "../net/kernel-routes";
 import { describeRoute, type Link, type NetState, type Route } from "../net/model";
 import { planLink } from "../net/plan-link";
 import { planNeighborRestore, renderNeighborReplace } from "../net/plan-neighbors";
@@ -109,7 +110,7 @@ export function createNetworkService(
           state,
           desired.map((r, i) => [`routes[${i}].device`, r.dev]),
         );
-        const ops = planRoutes(state.routes, desired);
+        const ops = planRoutes(state.routes, desired, { kernel: impliedKernelRoutes(state.links) });
         const lines = renderRouteOps(ops);
         try {
           await ip.batch(lines);

@@ -28,13 +28,21 @@ interface RunResult {
 }
 
 export class IpRunner {
-  /** `binary` may be a stand-in for tests; NETAGENT_IP_BIN sets it too. */
-  constructor(readonly binary = process.env.NETAGENT_IP_BIN || "ip") {}
+  /**
+   * `binary` may be a stand-in for tests (NETAGENT_IP_BIN sets it too).
+   * `netns`, a name under /run/netns, makes every call `ip -n NAME ...`
+   * (the host side reads pod namespaces this way; the agent uses its own).
+   */
+  constructor(
+    readonly binary = process.env.NETAGENT_IP_BIN || "ip",
+    readonly netns?: string,
+  ) {}
 
   private async run(args: string[], stdin?: string): Promise<RunResult> {
     let proc: ReturnType<typeof Bun.spawn>;
     try {
-      proc = Bun.spawn([this.binary, ...args], {
+      const ns = this.netns === undefined ? [] : ["-n", this.netns];
+      proc = Bun.spawn([this.binary, ...ns, ...args], {
         stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
         stdout: "pipe",
         stderr: "pipe",

@@ -39,6 +39,8 @@ export interface Address {
   prefix: number;
   /** "global", "link", "host", ... */
   scope: string;
+  /** Added with `noprefixroute`: the kernel made no prefix route for it. */
+  noprefixroute?: boolean;
 }
 
 export interface Link {

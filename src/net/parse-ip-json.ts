@@ -65,6 +65,7 @@ export function parseLinks(doc: unknown): Link[] {
         address: local,
         prefix: a.prefixlen,
         scope: str(a.scope) ?? "global",
+        ...(a.noprefixroute === true ? { noprefixroute: true } : {}),
       });
     }
     const linkinfo = l.linkinfo as Json | undefined;

@@ -27,11 +27,19 @@ export interface PlanOptions {
    * included and protocol compared; nothing is kept that is not listed.
    */
   exact?: boolean;
+  /**
+   * The prefix routes the kernel makes for the links' addresses
+   * (impliedKernelRoutes). Those that no desired route supersedes are put
+   * back when missing, so the result does not depend on earlier calls.
+   */
+  kernel?: readonly Route[];
 }
 
 function isManaged(r: Route): boolean {
   return r.dev !== "lo";
 }
+
+const dstDev = (r: Route) => `${r.family} ${r.dst} ${r.dev}`;
 
 export function planRoutes(
   current: readonly Route[],
@@ -39,15 +47,20 @@ export function planRoutes(
   options: PlanOptions = {},
 ): RouteOp[] {
   const exact = options.exact === true;
+  const desiredKeys = new Set(desired.map(routeKey));
+  const desiredDstDev = new Set(desired.map(dstDev));
+  const supersedes = (k: Route) => desiredDstDev.has(dstDev(k)) || desiredKeys.has(routeKey(k));
+  const kernel = exact ? [] : (options.kernel ?? []).filter((k) => isManaged(k) && !supersedes(k));
+  const target = [...kernel, ...desired];
+
   const managed = current.filter(isManaged);
   const currentIds = new Set(managed.map((r) => routeIdentity(r, exact)));
-  const desiredIds = new Set(desired.map((r) => routeIdentity(r, exact)));
-  const desiredKeys = new Set(desired.map(routeKey));
-  const desiredDstDev = new Set(desired.map((r) => `${r.family} ${r.dst} ${r.dev}`));
+  const targetIds = new Set(target.map((r) => routeIdentity(r, exact)));
+  const targetKeys = new Set(target.map(routeKey));
 
   const withoutGateway: RouteOp[] = [];
   const withGateway: RouteOp[] = [];
-  for (const route of desired) {
+  for (const route of target) {
     if (currentIds.has(routeIdentity(route, exact))) continue;
     (route.gateway ? withGateway : withoutGateway).push({ op: "replace", route });
   }
@@ -55,13 +68,11 @@ export function planRoutes(
   const superseded: RouteOp[] = [];
   const stale: RouteOp[] = [];
   for (const route of managed) {
-    if (desiredIds.has(routeIdentity(route, exact))) continue;
-    // `replace` of a desired route with the same key overwrites this one.
-    if (desiredKeys.has(routeKey(route))) continue;
+    if (targetIds.has(routeIdentity(route, exact))) continue;
+    // `replace` of a target route with the same key overwrites this one.
+    if (targetKeys.has(routeKey(route))) continue;
     if (!exact && route.protocol === "kernel") {
-      if (desiredDstDev.has(`${route.family} ${route.dst} ${route.dev}`)) {
-        superseded.push({ op: "delete", route, reason: "superseded" });
-      }
+      if (supersedes(route)) superseded.push({ op: "delete", route, reason: "superseded" });
       continue;
     }
     stale.push({ op: "delete", route, reason: "stale" });
