@@ -1,0 +1,97 @@
+/** Agent configuration from flags and the kernel command line, table-driven. */
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseArgs, parseCmdline } from "../../src/agent/config";
+import { VMADDR_CID_ANY } from "../../src/transport/address";
+
+function run(argv: string[], cmdline = "") {
+  const parsed = parseArgs(argv, cmdline);
+  if (parsed.kind !== "run") throw new Error(`expected run, got ${parsed.kind}`);
+  return parsed.config;
+}
+
+describe("parseCmdline", () => {
+  it.each([
+    ["", {}],
+    ["quiet console=ttyS0", {}],
+    ["agent.server_addr=vsock://-1:1024", { listen: "vsock://-1:1024" }],
+    [
+      "ro agent.log=debug  agent.server_addr=unix:///a\n",
+      { listen: "unix:///a", logLevel: "debug" },
+    ],
+    // Later words win, as the kernel passes them in order.
+    ["agent.log=info agent.log=warn", { logLevel: "warn" }],
+    // Other agent.* keys and look-alikes are not ours.
+    ["agent.debug_console agent.trace=true xagent.log=debug", {}],
+    // The value may itself contain "=".
+    ["agent.server_addr=unix:///a=b", { listen: "unix:///a=b" }],
+  ])("reads %j", (cmdline, raw) => {
+    expect(parseCmdline(cmdline)).toEqual(raw);
+  });
+});
+
+describe("parseArgs", () => {
+  it("defaults to vsock://-1:1024, info, 64 connections", () => {
+    expect(run([])).toEqual({
+      listen: { kind: "vsock", cid: VMADDR_CID_ANY, port: 1024 },
+      listenText: "vsock://-1:1024",
+      logLevel: "info",
+      maxConnections: 64,
+      shutdownGraceMs: 5000,
+    });
+  });
+
+  it.each([
+    [["--listen", "unix:///tmp/a.sock"], "", "unix:///tmp/a.sock"],
+    [["--listen=unix:///tmp/a.sock"], "", "unix:///tmp/a.sock"],
+    [[], "agent.server_addr=serial://agent.channel.0", "serial://agent.channel.0"],
+    [["--listen", "vsock://3:5"], "agent.server_addr=unix:///x", "vsock://3:5"],
+  ])("takes the address from flags over the command line: %j %j", (argv, cmdline, text) => {
+    expect(run(argv, cmdline).listenText).toBe(text);
+  });
+
+  it.each([
+    [["--log-level", "debug"], "", "debug"],
+    [["--log-level=error"], "agent.log=debug", "error"],
+    [[], "agent.log=warn", "warn"],
+  ])("takes the log level from %j %j", (argv, cmdline, level) => {
+    expect(run(argv, cmdline).logLevel).toBe(level);
+  });
+
+  it.each([
+    [["--max-connections", "1"], 1],
+    [["--max-connections=999999"], 999_999],
+  ])("takes --max-connections from %j", (argv, n) => {
+    expect(run(argv).maxConnections).toBe(n);
+  });
+
+  it.each([
+    [["--help"], "help"],
+    [["-h"], "help"],
+    [["--listen", "bogus", "--help"], "help"],
+    [["--version"], "version"],
+  ])("%j asks for %s", (argv, kind) => {
+    expect(parseArgs(argv).kind).toBe(kind);
+  });
+
+  it.each([
+    [["--listen"], "", /--listen needs a value/],
+    [["--listen", "tcp://1.2.3.4:5"], "", /--listen: invalid address "tcp:\/\/1\.2\.3\.4:5"/],
+    [["--listen", "vsock://x:1"], "", /--listen: invalid address "vsock:\/\/x:1"/],
+    [[], "agent.server_addr=nonsense", /--listen: invalid address "nonsense"/],
+    [["--listen", "hvsock:///a:1"], "", /host-side address/],
+    [
+      ["--log-level", "loud"],
+      "",
+      /--log-level: invalid value "loud" \(expected debug, info, warn, error\)/,
+    ],
+    [[], "agent.log=trace", /--log-level: invalid value "trace"/],
+    [["--max-connections", "0"], "", /--max-connections: invalid value "0": expected at least 1/],
+    [["--max-connections", "-3"], "", /--max-connections: invalid value "-3"/],
+    [["--max-connections", "ten"], "", /--max-connections: invalid value "ten"/],
+    [["--frobnicate"], "", /unknown argument "--frobnicate"/],
+    [["extra"], "", /unknown argument "extra"/],
+  ])("refuses %j %j with a ConfigError naming the value", (argv, cmdline, why) => {
+    expect(() => parseArgs(argv, cmdline)).toThrow(ConfigError);
+    expect(() => parseArgs(argv, cmdline)).toThrow(why);
+  });
+});
