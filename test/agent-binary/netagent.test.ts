@@ -1,0 +1,184 @@
+/**
+ * The compiled agent, dist/netagent (built by `npm run build`), as a
+ * process: serving on a unix socket, refusing bad configuration with exit
+ * 2, binding vsock, and stopping on SIGTERM. Every process is started here
+ * and stopped by its PID.
+ */
+import { closeSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import pkg from "../../package.json" with { type: "json" };
+import { vsockListenFd } from "../../src/transport/vsock";
+import { Code } from "../../src/ttrpc/codes";
+import { requireAgentBinary, startAgent } from "../helpers/agent";
+import { goClient, goPrograms } from "../helpers/go";
+import { type Child, canConnect, run, start } from "../helpers/process";
+import { tempDir } from "../helpers/tmp";
+import { waitFor } from "../helpers/wait";
+
+const started: Child[] = [];
+afterEach(async () => {
+  for (const c of started.splice(0)) await c.kill();
+});
+
+function startRaw(args: string[]): Child {
+  const child = start(requireAgentBinary(), args);
+  started.push(child);
+  return child;
+}
+
+/** Waits for the agent's "listening" log line (vsock cannot be connected to here). */
+async function waitListening(child: Child): Promise<"listening" | "exited"> {
+  return waitFor(
+    () => (!child.running ? "exited" : child.stderr.includes('"msg":"listening"') && "listening"),
+    { what: `${child.command} to log "listening"` },
+  );
+}
+
+describe("dist/netagent on a unix socket", () => {
+  it("answers Check from containerd's Go client, with a 0600 socket", async () => {
+    goPrograms();
+    const agent = await startAgent();
+    try {
+      const [step] = await goClient(agent.socket, [{ method: "Check" }]);
+      expect(step?.results).toEqual([{ code: 0, message: "", payload: "0801" }]);
+      const { statSync } = await import("node:fs");
+      expect(statSync(agent.socket).mode & 0o777).toBe(0o600);
+      // Logs are JSON lines on stderr.
+      const first = JSON.parse(agent.child.stderr.split("\n")[0] as string);
+      expect(first).toMatchObject({ level: "info", msg: "listening", version: pkg.version });
+    } finally {
+      await agent.stop();
+    }
+    expect(agent.child.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it("replaces a stale socket file left by an earlier run", async () => {
+    const first = await startAgent();
+    await first.child.stop("SIGKILL");
+    const second = startRaw(["--listen", `unix://${first.socket}`]);
+    await waitFor(() => second.running && canConnect(first.socket), { what: "the second agent" });
+    await second.stop();
+    first.dir.remove();
+  });
+
+  it("prints its version and help, exit 0", async () => {
+    const version = await run(requireAgentBinary(), ["--version"]);
+    expect(version).toMatchObject({ code: 0, stdout: `netagent ${pkg.version}\n` });
+    const help = await run(requireAgentBinary(), ["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: netagent/);
+  });
+});
+
+describe("dist/netagent refuses bad configuration with exit 2", () => {
+  const dir = tempDir();
+  it.each([
+    [
+      ["--listen", "tcp://127.0.0.1:1"],
+      /netagent: --listen: invalid address "tcp:\/\/127\.0\.0\.1:1": unknown scheme tcp/,
+    ],
+    [["--listen", "vsock://x:1024"], /netagent: --listen: invalid address "vsock:\/\/x:1024"/],
+    [["--listen", "unix://relative"], /expected unix:\/\/\/absolute\/path/],
+    [["--listen", "hvsock:///a:1"], /host-side address/],
+    [["--listen"], /--listen needs a value/],
+    [["--log-level", "loud"], /--log-level: invalid value "loud"/],
+    [["--bogus"], /unknown argument "--bogus"/],
+    [
+      ["--listen", `unix://${dir.join("no/such/dir/a.sock")}`],
+      /netagent: cannot listen on unix:\/\//,
+    ],
+    [["--listen", "serial:///dev/netagent-no-such-port"], /netagent: cannot listen on serial:\/\//],
+    [
+      ["--listen", "serial://no.such.port.name"],
+      /netagent: cannot listen on serial:\/\/no\.such\.port\.name/,
+    ],
+  ])("%j", async (args, message) => {
+    const r = await run(requireAgentBinary(), args, 20_000);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+});
+
+describe("dist/netagent on vsock", () => {
+  it("binds vsock://-1:PORT: a second bind fails with EADDRINUSE until it exits", async () => {
+    let port = 0;
+    let agent: Child | undefined;
+    // A port someone else holds would fail our first bind too: try a few.
+    for (let attempt = 0; attempt < 5 && agent === undefined; attempt++) {
+      port = 20_000 + Math.floor(Math.random() * 40_000);
+      const child = startRaw(["--listen", `vsock://-1:${port}`]);
+      if ((await waitListening(child)) === "listening") agent = child;
+      else expect(child.stderr).toMatch(/EADDRINUSE/);
+    }
+    if (agent === undefined) throw new Error("no free vsock port found");
+    expect(agent.stderr).toContain(`"address":"vsock://-1:${port}"`);
+
+    // From this process, through the agent's own FFI binding.
+    expect(() => vsockListenFd(port)).toThrow(expect.objectContaining({ code: "EADDRINUSE" }));
+    // And as a second agent, which refuses to start.
+    const second = await run(requireAgentBinary(), ["--listen", `vsock://-1:${port}`], 20_000);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/cannot listen on vsock:\/\/-1:\d+: vsock bind: EADDRINUSE/);
+
+    expect(await agent.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+    const fd = vsockListenFd(port);
+    closeSync(fd);
+  });
+});
+
+describe("dist/netagent and SIGTERM", () => {
+  it("exits 0 at once although a client keeps an idle connection open", async () => {
+    const agent = await startAgent();
+    const { connect } = await import("node:net");
+    const socket = connect(agent.socket);
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const closed = new Promise((resolve) => socket.once("close", resolve));
+    await waitFor(() => agent.child.stderr.length > 0);
+    const t0 = performance.now();
+    expect(await agent.child.stop("SIGTERM", 3_000)).toEqual({ code: 0, signal: null });
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    await closed;
+    agent.dir.remove();
+  });
+
+  it("answers every call it took while stopping under load, then exits 0", async () => {
+    goPrograms();
+    // At debug level the agent logs each call: that is how we see it busy.
+    const agent = await startAgent(["--log-level", "debug"]);
+    // 16 callers on one connection, long enough to be mid-flight at SIGTERM.
+    const load = goClient(agent.socket, [{ method: "Check", n: 200_000, c: 16 }]);
+    await waitFor(() => agent.child.stderr.split('"msg":"call"').length > 100, {
+      what: "100 calls served",
+    });
+    const t0 = performance.now();
+    process.kill(agent.child.pid, "SIGTERM");
+    const exit = await agent.child.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(performance.now() - t0).toBeLessThan(6_000);
+    const [step] = await load;
+    // Each call either got its answer (SERVING) or failed because the
+    // connection closed; none got a wrong or partial answer.
+    const bad = (step?.results ?? []).filter(
+      (r) => !(r.code === 0 && r.payload === "0801") && !/closed/.test(r.message),
+    );
+    expect(bad.slice(0, 5)).toEqual([]);
+    expect(step?.codes["0"] ?? 0).toBeGreaterThan(0);
+    expect(agent.child.stderr).toMatch(/"msg":"stopped","clean":true/);
+    agent.dir.remove();
+  });
+});
+
+describe("dist/netagent error answers match the table end to end", () => {
+  it("answers UNIMPLEMENTED for grpc.AgentService methods not served", async () => {
+    goPrograms();
+    const agent = await startAgent();
+    try {
+      const [step] = await goClient(agent.socket, [
+        { service: "grpc.AgentService", method: "CreateContainer" },
+      ]);
+      expect(step?.results?.[0]?.code).toBe(Code.UNIMPLEMENTED);
+    } finally {
+      await agent.stop();
+    }
+  });
+});
