@@ -11,7 +11,8 @@
  *   kernel prefix routes have metric 256 and user routes 1024, so the kernel
  *   route is deleted explicitly once the requested one is in place;
  * - routes without a gateway are put in place before gateway routes, so every
- *   gateway is reachable when its route is added;
+ *   gateway is reachable when its route is added; gateway routes that
+ *   overwrite a link route come last of all replaces, for the same reason;
  * - every other non-kernel route is stale and deleted last: no window without
  *   routes.
  */
@@ -58,11 +59,19 @@ export function planRoutes(
   const targetIds = new Set(target.map((r) => routeIdentity(r, exact)));
   const targetKeys = new Set(target.map(routeKey));
 
+  // Keys of current routes without a gateway: a gateway route replacing one
+  // of them (the PTP subnet route) may take away the route that makes other
+  // gateways reachable, so such overwrites go after the other gateway routes.
+  const linkRouteKeys = new Set(managed.filter((r) => !r.gateway).map(routeKey));
   const withoutGateway: RouteOp[] = [];
   const withGateway: RouteOp[] = [];
+  const overwritingLinkRoutes: RouteOp[] = [];
   for (const route of target) {
     if (currentIds.has(routeIdentity(route, exact))) continue;
-    (route.gateway ? withGateway : withoutGateway).push({ op: "replace", route });
+    const op: RouteOp = { op: "replace", route };
+    if (!route.gateway) withoutGateway.push(op);
+    else if (linkRouteKeys.has(routeKey(route))) overwritingLinkRoutes.push(op);
+    else withGateway.push(op);
   }
 
   const superseded: RouteOp[] = [];
@@ -77,5 +86,5 @@ export function planRoutes(
     }
     stale.push({ op: "delete", route, reason: "stale" });
   }
-  return [...withoutGateway, ...withGateway, ...superseded, ...stale];
+  return [...withoutGateway, ...withGateway, ...overwritingLinkRoutes, ...superseded, ...stale];
 }

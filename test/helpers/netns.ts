@@ -1,0 +1,104 @@
+/**
+ * Network namespaces the tests make and remove. Every `ip` call here names
+ * its namespace (`ip -n NAME`), so the machine's own namespace is never
+ * touched. The agent runs inside one through `ip netns exec`, which execs
+ * it, so the PID we hold is the agent's.
+ */
+import { randomBytes } from "node:crypto";
+import { NETAGENT, type RunningAgent, requireAgentBinary } from "./agent";
+import { run, start, waitForSocket } from "./process";
+import { tempDir } from "./tmp";
+
+export class Netns {
+  private constructor(readonly name: string) {}
+
+  /** Creates a fresh namespace with `lo` up. */
+  static async create(prefix = "nt"): Promise<Netns> {
+    const name = `${prefix}-${process.pid}-${randomBytes(3).toString("hex")}`;
+    await ipOk(["netns", "add", name]);
+    const ns = new Netns(name);
+    await ns.ip("link", "set", "lo", "up");
+    return ns;
+  }
+
+  /** Runs `ip -n NAME ...`; throws with stderr on failure. */
+  async ip(...args: string[]): Promise<string> {
+    return ipOk(["-n", this.name, ...args]);
+  }
+
+  /** Runs `ip -n NAME -json -details ...` and parses the output. */
+  async json<T = Record<string, unknown>[]>(...args: string[]): Promise<T> {
+    const out = await this.ip("-json", "-details", ...args);
+    return JSON.parse(out || "[]") as T;
+  }
+
+  /** The raw text of `ip -json route` for both families: for byte-identical comparisons. */
+  async routeDump(): Promise<string> {
+    const v4 = await this.ip("-json", "-details", "route", "show", "table", "main");
+    const v6 = await this.ip("-json", "-details", "-6", "route", "show", "table", "main");
+    return `${v4}\n${v6}`;
+  }
+
+  /** A veth pair inside this namespace; `mac` for the first end. Both ends up unless told. */
+  async veth(name: string, peer: string, opts: { mac?: string; up?: boolean } = {}): Promise<void> {
+    await this.ip("link", "add", name, "type", "veth", "peer", "name", peer);
+    if (opts.mac) await this.ip("link", "set", name, "address", opts.mac);
+    if (opts.up !== false) {
+      await this.ip("link", "set", peer, "up");
+      await this.ip("link", "set", name, "up");
+    }
+  }
+
+  /** Starts dist/netagent inside this namespace on a unix socket. */
+  async startAgent(extraArgs: readonly string[] = []): Promise<RunningAgent> {
+    const dir = tempDir();
+    const socket = dir.join("agent.sock");
+    requireAgentBinary();
+    const child = start("ip", [
+      "netns",
+      "exec",
+      this.name,
+      NETAGENT,
+      "--listen",
+      `unix://${socket}`,
+      ...extraArgs,
+    ]);
+    try {
+      await waitForSocket(child, socket);
+    } catch (err) {
+      await child.kill();
+      dir.remove();
+      throw err;
+    }
+    return {
+      child,
+      socket,
+      dir,
+      async stop() {
+        try {
+          await child.stop("SIGTERM");
+        } finally {
+          await child.kill();
+          dir.remove();
+        }
+      },
+    };
+  }
+
+  async remove(): Promise<void> {
+    await run("ip", ["netns", "del", this.name]);
+  }
+}
+
+async function ipOk(args: string[]): Promise<string> {
+  const r = await run("ip", args);
+  if (r.code !== 0) throw new Error(`ip ${args.join(" ")}: ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+/** A locally administered unicast MAC, random. */
+export function randomMac(): string {
+  const b = randomBytes(6);
+  b[0] = ((b[0] as number) & 0xfe) | 0x02;
+  return [...b].map((x) => x.toString(16).padStart(2, "0")).join(":");
+}
