@@ -11,9 +11,11 @@ export const IP_ERROR_TABLE: readonly (readonly [RegExp, Code])[] = [
   [/No such process|No such file or directory/i, Code.NOT_FOUND],
   [/Operation not permitted|Permission denied/i, Code.PERMISSION_DENIED],
   // The request named something the kernel refuses: a gateway it cannot
-  // reach, an address that is not local, a value out of range.
+  // reach (IPv4 "Nexthop has invalid gateway", IPv6 "No route to host"), an
+  // address that is not local, a value out of range (an MTU past the device's
+  // limits).
   [
-    /invalid|not a valid|Network is unreachable|out of range|Numerical result/i,
+    /invalid|not a valid|Network is unreachable|No route to host|out of range|Numerical result|than device (maximum|minimum)/i,
     Code.INVALID_ARGUMENT,
   ],
   [/Device or resource busy|Resource temporarily unavailable/i, Code.UNAVAILABLE],
