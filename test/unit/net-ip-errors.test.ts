@@ -1,0 +1,119 @@
+/**
+ * The one iproute2-stderr -> status table, one test per row, with the words
+ * iproute2 6.1 really prints (recorded in a throwaway netns).
+ */
+import { describe, expect, it } from "vitest";
+import {
+  classifyIpError,
+  failedBatchLine,
+  IP_ERROR_TABLE,
+  ipErrorText,
+} from "../../src/net/ip-errors";
+import { Code } from "../../src/ttrpc/codes";
+
+/** Per row of IP_ERROR_TABLE, in order: real stderr texts that row must be the first to match. */
+const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
+  {
+    code: Code.ALREADY_EXISTS,
+    samples: [
+      // route add twice; link set name to a taken name
+      "RTNETLINK answers: File exists\n",
+      "RTNETLINK answers: File exists\nCommand failed -:1\n",
+    ],
+  },
+  {
+    code: Code.NOT_FOUND,
+    samples: [
+      'Cannot find device "nope"\n', // link set dev nope up; route add ... dev nope
+      'Device "nope" does not exist.\n', // addr show dev nope
+      "RTNETLINK answers: No such device\n",
+    ],
+  },
+  {
+    code: Code.NOT_FOUND,
+    samples: [
+      "RTNETLINK answers: No such process\n", // route del of an absent route
+      "RTNETLINK answers: No such file or directory\n", // neigh del of an absent entry
+    ],
+  },
+  {
+    code: Code.PERMISSION_DENIED,
+    samples: [
+      "RTNETLINK answers: Operation not permitted\n", // without CAP_NET_ADMIN
+      "RTNETLINK answers: Permission denied\n", // IPv6 disabled on the link
+    ],
+  },
+  {
+    code: Code.INVALID_ARGUMENT,
+    samples: [
+      "Error: Nexthop has invalid gateway.\n", // IPv4 gateway not reachable
+      "Error: Invalid prefsrc address.\n", // src not local
+      "RTNETLINK answers: Network is unreachable\n",
+      "RTNETLINK answers: Numerical result out of range\n",
+      'Error: argument "x" is wrong: "mtu" value is invalid\n',
+      "RTNETLINK answers: No route to host\n", // IPv6 gateway not reachable
+      "Error: mtu greater than device maximum.\n", // link set mtu 70000 on a veth
+      "Error: mtu less than device minimum.\n",
+    ],
+  },
+  {
+    code: Code.UNAVAILABLE,
+    samples: [
+      "RTNETLINK answers: Device or resource busy\n",
+      "RTNETLINK answers: Resource temporarily unavailable\n",
+    ],
+  },
+];
+
+describe("IP_ERROR_TABLE", () => {
+  it("has one sample group per row, with the row's code", () => {
+    expect(ROW_SAMPLES.map((r) => r.code)).toEqual(IP_ERROR_TABLE.map(([, code]) => code));
+  });
+
+  describe.each(ROW_SAMPLES.map((r, i) => [i, r] as const))("row %i", (row, { code, samples }) => {
+    it.each(samples)("%j is matched first by this row and maps to its code", (stderr) => {
+      const first = IP_ERROR_TABLE.findIndex(([re]) => re.test(stderr));
+      expect(first).toBe(row);
+      expect(classifyIpError(stderr)).toBe(code);
+    });
+  });
+
+  it.each([
+    "Error: ipv4: Address not found.\n", // addr del of an absent address
+    "something else entirely",
+    "",
+  ])("%j matches no row: INTERNAL", (stderr) => {
+    expect(IP_ERROR_TABLE.some(([re]) => re.test(stderr))).toBe(false);
+    expect(classifyIpError(stderr)).toBe(Code.INTERNAL);
+  });
+
+  it("orders rows so File exists wins over words of later rows", () => {
+    expect(classifyIpError("RTNETLINK answers: File exists (invalid)")).toBe(Code.ALREADY_EXISTS);
+  });
+});
+
+describe("ipErrorText", () => {
+  it.each([
+    ["Error: Nexthop has invalid gateway.\nCommand failed -:3\n", "Nexthop has invalid gateway"],
+    ["RTNETLINK answers: File exists\n", "File exists"],
+    ['Cannot find device "eth9"\n', 'Cannot find device "eth9"'],
+    ['  Device "x" does not exist.  \n\n', 'Device "x" does not exist'],
+    ["Error: a.\nError: b.\nCommand failed -:1\n", "a; b"],
+    ["", "ip failed without a message"],
+    ["Command failed -:2\n", "ip failed without a message"],
+  ])("%j -> %j", (stderr, text) => {
+    expect(ipErrorText(stderr)).toBe(text);
+  });
+});
+
+describe("failedBatchLine", () => {
+  it.each([
+    ["Error: Nexthop has invalid gateway.\nCommand failed -:1\n", 0],
+    ["RTNETLINK answers: File exists\nCommand failed -:17\n", 16],
+    ["RTNETLINK answers: File exists\n", undefined],
+    // A batch from a file names the file, not "-": not ours.
+    ["Error: x.\nCommand failed /tmp/b:2\n", undefined],
+  ])("%j -> %s", (stderr, index) => {
+    expect(failedBatchLine(stderr)).toBe(index);
+  });
+});
