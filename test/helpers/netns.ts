@@ -39,12 +39,20 @@ export class Netns {
     return `${v4}\n${v6}`;
   }
 
-  /** A veth pair inside this namespace; `mac` for the first end. Both ends up unless told. */
-  async veth(name: string, peer: string, opts: { mac?: string; up?: boolean } = {}): Promise<void> {
-    await this.ip("link", "add", name, "type", "veth", "peer", "name", peer);
+  /**
+   * A veth pair: `name` in this namespace (with `mac` if given), `peer` here
+   * or in `peerNs`. Both ends up unless `up` is false.
+   */
+  async veth(
+    name: string,
+    peer: string,
+    opts: { mac?: string; up?: boolean; peerNs?: Netns } = {},
+  ): Promise<void> {
+    const where = opts.peerNs ? ["netns", opts.peerNs.name] : [];
+    await this.ip("link", "add", name, "type", "veth", "peer", "name", peer, ...where);
     if (opts.mac) await this.ip("link", "set", name, "address", opts.mac);
     if (opts.up !== false) {
-      await this.ip("link", "set", peer, "up");
+      await (opts.peerNs ?? this).ip("link", "set", peer, "up");
       await this.ip("link", "set", name, "up");
     }
   }
