@@ -31,7 +31,9 @@ export class IpRunner {
   /**
    * `binary` may be a stand-in for tests (NETAGENT_IP_BIN sets it too).
    * `netns`, a name under /run/netns, makes every call `ip -n NAME ...`
-   * (the host side reads pod namespaces this way; the agent uses its own).
+   * (the host side reads pod namespaces this way; the agent uses its own);
+   * a path (starting with "/", e.g. /proc/PID/ns/net) runs
+   * `nsenter --net=PATH ip ...`, since iproute2 6.1's `-n` takes names only.
    */
   constructor(
     readonly binary = process.env.NETAGENT_IP_BIN || "ip",
@@ -41,8 +43,13 @@ export class IpRunner {
   private async run(args: string[], stdin?: string): Promise<RunResult> {
     let proc: ReturnType<typeof Bun.spawn>;
     try {
-      const ns = this.netns === undefined ? [] : ["-n", this.netns];
-      proc = Bun.spawn([this.binary, ...ns, ...args], {
+      const argv =
+        this.netns === undefined
+          ? [this.binary, ...args]
+          : this.netns.startsWith("/")
+            ? ["nsenter", `--net=${this.netns}`, "--", this.binary, ...args]
+            : [this.binary, "-n", this.netns, ...args];
+      proc = Bun.spawn(argv, {
         stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
         stdout: "pipe",
         stderr: "pipe",
