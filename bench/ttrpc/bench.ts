@@ -1,0 +1,202 @@
+/**
+ * Figures for the ttRPC closing note (not part of the test command):
+ *
+ *   node_modules/.bin/bun bench/ttrpc/bench.ts [--pairs 7] [--calls 20000]
+ *
+ * - size of dist/netagent and dist/netagentctl;
+ * - time from exec of dist/netagent to its first answered grpc.Health/Check
+ *   (median of 20; the probe retries connect every 1 ms and sends a
+ *   hand-encoded Check frame);
+ * - idle RSS (VmRSS from /proc/PID/status) just after the first Check and
+ *   after 2 s idle;
+ * - Check calls/s from containerd's Go ttrpc client (test/interop/go) at
+ *   concurrency 1 and 16 on one connection, against netagent (A) and against
+ *   the Go ttrpc server (B), interleaved A B / B A, medians and ratios.
+ *
+ * Both servers are direct children of this script, started the same way.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { connect } from "node:net";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { goPrograms } from "../../test/helpers/go";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const NETAGENT = join(ROOT, "dist/netagent");
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: number) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+};
+const PAIRS = opt("--pairs", 7);
+const CALLS = opt("--calls", 20_000);
+const STARTS = opt("--starts", 20);
+
+// grpc.Health/Check, stream 1, empty CheckRequest.
+const CHECK_FRAME = (() => {
+  const body = Buffer.concat([
+    Buffer.from([0x0a, 11]),
+    Buffer.from("grpc.Health"),
+    Buffer.from([0x12, 5]),
+    Buffer.from("Check"),
+  ]);
+  const h = Buffer.alloc(10);
+  h.writeUInt32BE(body.length, 0);
+  h.writeUInt32BE(1, 4);
+  h[8] = 1;
+  return Buffer.concat([h, body]);
+})();
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+
+const rssKiB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+
+/** One Check over a fresh connection; resolves true on a Response for stream 1. */
+function tryCheck(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    let got = Buffer.alloc(0);
+    s.on("error", () => resolve(false));
+    s.on("connect", () => s.write(CHECK_FRAME));
+    s.on("data", (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      if (got.length >= 10 && got.length >= 10 + got.readUInt32BE(0)) {
+        s.destroy();
+        resolve(got[8] === 2 && got.readUInt32BE(4) === 1);
+      }
+    });
+  });
+}
+
+async function untilCheck(path: string, proc: ChildProcess): Promise<void> {
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited ${proc.exitCode}`);
+    if (await tryCheck(path)) return;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+function startServer(file: string, argv: string[]): ChildProcess {
+  return spawn(file, argv, { stdio: ["ignore", "ignore", "ignore"] });
+}
+
+async function stop(proc: ChildProcess) {
+  if (proc.exitCode !== null || proc.pid === undefined) return;
+  const exited = new Promise((r) => proc.once("exit", r));
+  process.kill(proc.pid, "SIGTERM");
+  await exited;
+}
+
+function goRate(client: string, socket: string, c: number): number {
+  const out = execFileSync(
+    client,
+    ["-socket", socket, "-n", String(CALLS), "-c", String(c), "-summary"],
+    { encoding: "utf8" },
+  );
+  const step = (
+    JSON.parse(out) as { steps: { codes: Record<string, number>; callsPerSec: number }[] }
+  ).steps[0];
+  if (step?.codes["0"] !== CALLS) throw new Error(`not all calls OK: ${out}`);
+  return step.callsPerSec;
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "netagent-bench-"));
+  const go = goPrograms();
+  const rows: string[][] = [];
+  try {
+    // Sizes.
+    for (const f of ["dist/netagent", "dist/netagentctl"]) {
+      const size = statSync(join(ROOT, f)).size;
+      rows.push([`size of ${f}`, `${(size / 1048576).toFixed(1)} MiB (${size} bytes)`]);
+    }
+
+    // Exec to first answered Check, and RSS.
+    const startMs: number[] = [];
+    const rssFirst: number[] = [];
+    for (let i = 0; i < STARTS; i++) {
+      const sock = join(dir, `start-${i}.sock`);
+      const t0 = performance.now();
+      const p = startServer(NETAGENT, ["--listen", `unix://${sock}`]);
+      await untilCheck(sock, p);
+      startMs.push(performance.now() - t0);
+      rssFirst.push(rssKiB(p.pid as number));
+      await stop(p);
+    }
+    rows.push([
+      `exec -> first answered Check (median of ${STARTS})`,
+      `${median(startMs).toFixed(1)} ms (min ${Math.min(...startMs).toFixed(1)}, max ${Math.max(...startMs).toFixed(1)})`,
+    ]);
+    rows.push([
+      "RSS just after the first Check (median)",
+      `${(median(rssFirst) / 1024).toFixed(1)} MiB`,
+    ]);
+
+    // Both servers up for the throughput runs; idle RSS first.
+    const aSock = join(dir, "netagent.sock");
+    const bSock = join(dir, "go.sock");
+    const a = startServer(NETAGENT, ["--listen", `unix://${aSock}`, "--log-level", "warn"]);
+    const b = startServer(go["ttrpc-server"], ["-socket", bSock]);
+    try {
+      await untilCheck(aSock, a);
+      await untilCheck(bSock, b);
+      await new Promise((r) => setTimeout(r, 2_000));
+      rows.push([
+        "idle RSS after 2 s (VmRSS)",
+        `netagent ${(rssKiB(a.pid as number) / 1024).toFixed(1)} MiB; Go ttrpc server ${(rssKiB(b.pid as number) / 1024).toFixed(1)} MiB`,
+      ]);
+      for (const c of [1, 16]) {
+        // Warm-up, not counted.
+        goRate(go["ttrpc-client"], aSock, c);
+        goRate(go["ttrpc-client"], bSock, c);
+        const ra: number[] = [];
+        const rb: number[] = [];
+        for (let i = 0; i < PAIRS; i++) {
+          if (i % 2 === 0) {
+            ra.push(goRate(go["ttrpc-client"], aSock, c));
+            rb.push(goRate(go["ttrpc-client"], bSock, c));
+          } else {
+            rb.push(goRate(go["ttrpc-client"], bSock, c));
+            ra.push(goRate(go["ttrpc-client"], aSock, c));
+          }
+        }
+        const ma = median(ra);
+        const mb = median(rb);
+        const ratios = ra.map((x, i) => x / (rb[i] as number));
+        rows.push([
+          `Check calls/s, Go client, concurrency ${c} (${PAIRS} pairs × ${CALLS} calls)`,
+          `netagent ${ma.toFixed(0)}; Go server ${mb.toFixed(0)}; ratio ${(ma / mb).toFixed(2)} (per-pair ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+        ]);
+      }
+      rows.push([
+        "RSS after the load",
+        `netagent ${(rssKiB(a.pid as number) / 1024).toFixed(1)} MiB; Go ttrpc server ${(rssKiB(b.pid as number) / 1024).toFixed(1)} MiB`,
+      ]);
+    } finally {
+      await stop(a);
+      await stop(b);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const bun = execFileSync(join(ROOT, "node_modules/.bin/bun"), ["--version"], {
+    encoding: "utf8",
+  }).trim();
+  const goVersion = execFileSync("go", ["version"], { encoding: "utf8" }).trim();
+  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; bun ${bun}; ${goVersion}`);
+  console.log("command: node_modules/.bin/bun bench/ttrpc/bench.ts", args.join(" "));
+  console.log("");
+  console.log("| figure | value |");
+  console.log("|---|---|");
+  for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
+}
+
+await main();
