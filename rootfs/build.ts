@@ -1,0 +1,202 @@
+/**
+ * `npm run rootfs`: builds the guest image from dist/netagent and Debian's
+ * packages (installed when missing). The thin executor around the pure
+ * manifest: probes the host, plans with buildManifest, writes
+ * dist/guest/vmlinuz, dist/guest/initrd.img (newc cpio, zstd) and
+ * dist/guest/manifest.txt. Options: --out DIR, --agent PATH,
+ * --kernel-release RELEASE, --level N (zstd level, default 9).
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { type CpioRecord, encodeCpio, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG } from "./cpio";
+import { parseLdd } from "./ldd";
+import { AGENT_PATH, buildManifest, type Entry, renderManifest } from "./manifest";
+import { parseModulesBuiltin, parseModulesDep, resolveModules } from "./modules";
+
+/** The modules the guest needs; their dependencies come from modules.dep. */
+export const GUEST_MODULES = [
+  "virtio_pci",
+  "virtio_net",
+  "virtio_console",
+  "vsock",
+  "vmw_vsock_virtio_transport",
+];
+const PACKAGES = ["busybox-static", "iproute2", "linux-image-amd64", "zstd"];
+
+function run(cmd: string, args: string[], input?: Uint8Array): string {
+  const r = spawnSync(cmd, args, { input, encoding: "buffer", maxBuffer: 1 << 30 });
+  if (r.error) throw new Error(`${cmd} ${args.join(" ")}: ${r.error.message}`);
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(" ")}: exit ${r.status}: ${r.stderr.toString().trim()}`);
+  }
+  return r.stdout.toString();
+}
+
+function ensurePackages(): void {
+  const missing = PACKAGES.filter((p) => {
+    const r = spawnSync("dpkg-query", ["-W", "-f=$" + "{Status}", p], { encoding: "utf8" });
+    return !r.stdout?.includes("install ok installed");
+  });
+  if (missing.length === 0) return;
+  console.log(`rootfs: installing ${missing.join(" ")}`);
+  run("apt-get", ["update", "-qq"]);
+  const r = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], {
+    stdio: "inherit",
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
+  if (r.status !== 0) throw new Error(`apt-get install ${missing.join(" ")} failed`);
+}
+
+/** The newest kernel with both an image in /boot and modules in /lib/modules. */
+function findKernelRelease(): string {
+  const releases = readdirSync("/lib/modules")
+    .filter((r) => existsSync(`/boot/vmlinuz-${r}`) && existsSync(`/lib/modules/${r}/modules.dep`))
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+  const newest = releases.at(-1);
+  if (newest === undefined) throw new Error("no kernel in /boot with modules in /lib/modules");
+  return newest;
+}
+
+/** Debian package of each path, asking dpkg once (merged /usr: try the /usr and real paths too). */
+function packagesOf(paths: readonly string[]): Map<string, string> {
+  const candidates = new Map<string, string>();
+  for (const p of paths) {
+    for (const c of [p, `/usr${p}`, p.replace(/^\/usr\//, "/"), realpath(p)])
+      if (!candidates.has(c)) candidates.set(c, p);
+  }
+  const r = spawnSync("dpkg", ["-S", ...candidates.keys()], { encoding: "utf8" });
+  const found = new Map<string, string>();
+  for (const line of (r.stdout ?? "").split("\n")) {
+    const m = /^([^:]+)(?::[a-z0-9]+)?: (\/.*)$/.exec(line);
+    const owner = m && candidates.get(m[2] as string);
+    if (m && owner && !found.has(owner)) found.set(owner, m[1] as string);
+  }
+  return found;
+}
+
+function realpath(p: string): string {
+  try {
+    return run("readlink", ["-f", p]).trim();
+  } catch {
+    return p;
+  }
+}
+
+function which(cmd: string): string {
+  return run("sh", ["-c", `command -v ${cmd}`]).trim();
+}
+
+function toRecord(entry: Entry): CpioRecord {
+  const name = entry.path.slice(1);
+  switch (entry.kind) {
+    case "dir":
+      return { name, mode: S_IFDIR | entry.mode };
+    case "file":
+      return { name, mode: S_IFREG | entry.mode, data: readFileSync(entry.source) };
+    case "text":
+      return { name, mode: S_IFREG | entry.mode, data: new TextEncoder().encode(entry.content) };
+    case "symlink":
+      return { name, mode: S_IFLNK | 0o777, data: new TextEncoder().encode(entry.target) };
+    case "chardev":
+      return { name, mode: S_IFCHR | entry.mode, rdev: { major: entry.major, minor: entry.minor } };
+  }
+}
+
+function sizeOf(entry: Entry): number {
+  switch (entry.kind) {
+    case "file":
+      return statSync(entry.source).size;
+    case "text":
+      return new TextEncoder().encode(entry.content).length;
+    case "symlink":
+      return entry.target.length;
+    default:
+      return 0;
+  }
+}
+
+const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB (${n} bytes)`;
+
+function main(argv: string[]): void {
+  const opt = (name: string, fallback: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 && argv[i + 1] !== undefined ? (argv[i + 1] as string) : fallback;
+  };
+  const out = resolve(opt("--out", "dist/guest"));
+  const agent = resolve(opt("--agent", "dist/netagent"));
+  const level = opt("--level", "9");
+  if (!existsSync(agent)) throw new Error(`${agent} missing: run npm run build first`);
+
+  ensurePackages();
+  const release = opt("--kernel-release", findKernelRelease());
+  const modulesDir = `/lib/modules/${release}`;
+  const modules = resolveModules(
+    GUEST_MODULES,
+    parseModulesDep(readFileSync(`${modulesDir}/modules.dep`, "utf8")),
+    parseModulesBuiltin(readFileSync(`${modulesDir}/modules.builtin`, "utf8")),
+  );
+  const busybox = which("busybox");
+  const ip = realpath(which("ip"));
+  const libraries = [agent, ip].flatMap((exe) => parseLdd(run("ldd", [exe])).paths);
+  const applets = run(busybox, ["--list-full"]).split("\n").filter(Boolean);
+  const hostFiles = [busybox, ip, ...libraries, ...modules.load.map((m) => `${modulesDir}/${m}`)];
+  const packages = packagesOf(hostFiles);
+
+  const entries = buildManifest({
+    kernelRelease: release,
+    agent,
+    init: resolve(import.meta.dir, "init.sh"),
+    busybox,
+    applets,
+    ip,
+    libraries,
+    modules: modules.load,
+    modulesDir,
+    packageOf: (p) => packages.get(p),
+    hostname: "netagent-guest",
+  });
+
+  mkdirSync(out, { recursive: true });
+  const chunks = [...encodeCpio(entries.map(toRecord))];
+  const cpio = Buffer.concat(chunks);
+  const initrd = `${out}/initrd.img`;
+  run("zstd", [`-${level}`, "-T0", "-q", "-f", "-o", initrd], cpio);
+  copyFileSync(`/boot/vmlinuz-${release}`, `${out}/vmlinuz`);
+
+  const sizes = new Map(entries.map((e) => [e, sizeOf(e)]));
+  const unpacked = [...sizes.values()].reduce((a, b) => a + b, 0);
+  const agentSize = statSync(agent).size;
+  const compressed = statSync(initrd).size;
+  const agentCompressed = run("zstd", [`-${level}`, "-T0", "-q", "-c", agent]).length;
+  const totals: [string, string][] = [
+    ["kernel", `${release} (${mib(statSync(`${out}/vmlinuz`).size)})`],
+    ["modules", modules.load.map((m) => m.replace(/^.*\//, "")).join(" ")],
+    ["built in", modules.builtin.join(" ") || "(none of the wanted modules)"],
+    ["entries", String(entries.length)],
+    ["unpacked", `${mib(unpacked)} (file contents; cpio ${mib(cpio.length)})`],
+    ["compressed", `${mib(compressed)} (initrd.img, zstd -${level})`],
+    ["agent", `${AGENT_PATH}: ${mib(agentSize)}, ${pct(agentSize, unpacked)} of unpacked`],
+    [
+      "agent zstd",
+      `${mib(agentCompressed)} alone, ~${pct(agentCompressed, compressed)} of compressed`,
+    ],
+  ];
+  Bun.write(
+    `${out}/manifest.txt`,
+    renderManifest(entries, (e) => sizes.get(e) ?? 0, totals),
+  );
+  for (const [k, v] of totals) console.log(`rootfs: ${k}: ${v}`);
+  console.log(`rootfs: wrote ${out}/vmlinuz, ${initrd}, ${out}/manifest.txt`);
+}
+
+const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)}%`;
+
+if (import.meta.main) {
+  try {
+    main(process.argv.slice(2));
+  } catch (err) {
+    console.error(`rootfs: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}

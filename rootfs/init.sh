@@ -1,0 +1,143 @@
+#!/bin/sh
+# PID 1 of the netagent guest image (installed as /init, run by busybox sh).
+#
+# Mounts the API filesystems, loads the modules listed in /etc/init.modules
+# (in dependency order, resolved at build time from modules.dep), brings lo
+# up, sets the hostname, then supervises two children:
+#   - netagent, respawned whenever it exits (it reads agent.server_addr= and
+#     agent.log= from /proc/cmdline itself); not started with init.noagent;
+#   - a root shell on the serial console, only with agent.debug_console.
+# SIGTERM (reboot), SIGUSR1 (halt) and SIGUSR2 (poweroff) all power off:
+# the agent gets SIGTERM and its grace period, then everything else is
+# killed, filesystems are synced and the VM is switched off.
+# As PID 1 this shell also reaps orphans: ash's `wait` calls waitpid(-1).
+
+export PATH=/sbin:/bin:/usr/sbin:/usr/bin
+AGENT=/usr/bin/netagent
+AGENT_LOG=/run/netagent.log
+CONSOLE_TTY=/dev/ttyS0
+
+log() {
+	echo "init: $*" >/dev/console
+	# Kept in dmesg too; level 7 so the console does not print it twice.
+	echo "<7>init: $*" >/dev/kmsg 2>/dev/null
+}
+
+mount -t proc -o nosuid,nodev,noexec proc /proc
+mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
+mount -t devtmpfs -o mode=0755,nosuid devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620 devpts /dev/pts
+mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
+exec </dev/console >/dev/console 2>&1
+
+read -r CMDLINE </proc/cmdline
+# cmdline_has WORD: WORD or WORD=... is on the kernel command line.
+cmdline_has() {
+	case " $CMDLINE " in
+	*" $1 "* | *" $1="*) return 0 ;;
+	esac
+	return 1
+}
+
+release=$(uname -r)
+while read -r module; do
+	[ -n "$module" ] || continue
+	insmod "/lib/modules/$release/$module" || log "insmod $module failed"
+done </etc/init.modules
+
+ip link set lo up || log "cannot bring lo up"
+hostname -F /etc/hostname
+
+# supervise_agent: runs netagent until told to stop; a run that ends is
+# logged and followed by the next one at once, unless the agent keeps dying
+# young, in which case the pause doubles up to 5 s so a crash loop cannot
+# eat the CPU.
+supervise_agent() {
+	stopping=
+	pid=
+	trap 'stopping=1; [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null' TERM
+	if cmdline_has agent.debug_console; then out=$AGENT_LOG; else out=/dev/console; fi
+	runs=0
+	pause=0
+	while [ -z "$stopping" ]; do
+		runs=$((runs + 1))
+		read -r up _ </proc/uptime
+		started=${up%.*}
+		"$AGENT" </dev/null >>"$out" 2>&1 &
+		pid=$!
+		log "netagent started (pid $pid, run $runs)"
+		# wait returns early when the TERM trap fires; wait again for the exit.
+		while :; do
+			wait "$pid"
+			status=$?
+			kill -0 "$pid" 2>/dev/null || break
+		done
+		pid=
+		[ -n "$stopping" ] && break
+		read -r up _ </proc/uptime
+		if [ $((${up%.*} - started)) -ge 5 ]; then
+			pause=0
+		elif [ "$pause" = 0 ]; then
+			pause=0.2
+		else
+			pause=$(awk "BEGIN { p = $pause * 2; print (p > 5 ? 5 : p) }")
+		fi
+		if [ "$pause" = 0 ]; then
+			log "netagent exited (status $status), respawning"
+		else
+			log "netagent exited (status $status), respawning in ${pause}s"
+			sleep "$pause"
+		fi
+	done
+	log "netagent stopped (status $status)"
+}
+
+# debug_shell: a root login shell on the serial console, started again
+# whenever it exits. setsid + cttyhack make the tty its controlling terminal,
+# so ^C reaches the foreground command and not init.
+debug_shell() {
+	while :; do
+		setsid cttyhack sh -l <"$CONSOLE_TTY" >"$CONSOLE_TTY" 2>&1
+		sleep 0.2
+	done
+}
+
+shutdown() {
+	trap '' TERM USR1 USR2
+	log "$1: powering off"
+	if [ -n "$agent_sup" ]; then
+		kill -TERM "$agent_sup" 2>/dev/null
+		# The agent drains calls in flight for up to 5 s; do not wait forever.
+		(sleep 8 && kill -KILL "$agent_sup" 2>/dev/null) &
+		wait "$agent_sup"
+	fi
+	kill -TERM -1 2>/dev/null
+	sleep 0.3
+	kill -KILL -1 2>/dev/null
+	sync
+	log "power off"
+	poweroff -f
+}
+
+agent_sup=
+if cmdline_has init.noagent; then
+	log "init.noagent: not starting netagent"
+else
+	supervise_agent &
+	agent_sup=$!
+fi
+if cmdline_has agent.debug_console; then
+	debug_shell &
+fi
+trap 'shutdown SIGTERM' TERM
+trap 'shutdown SIGUSR1' USR1
+trap 'shutdown SIGUSR2' USR2
+read -r up _ </proc/uptime
+log "up after ${up}s"
+
+# PID 1 must never exit. With no child left, wait returns at once: sleep then.
+while :; do
+	wait
+	sleep 1
+done

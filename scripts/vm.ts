@@ -1,0 +1,124 @@
+/**
+ * `npm run vm -- [options]`: boots dist/guest under QEMU, prints the
+ * address to drive the agent at, waits until Check answers, and keeps the
+ * VM up until ^C / SIGTERM (or, with --console, ^] typed in the console).
+ * Exit codes: 0 clean stop, 1 the guest did not come up, 2 usage.
+ */
+import { createWriteStream } from "node:fs";
+import { Vm, type VmOptions } from "../src/host/vm";
+
+const USAGE = `usage: npm run vm -- [options]
+
+  --mac MAC          MAC of the virtio-net NIC (default 52:54:00:12:34:56)
+  --memory MIB       guest memory (default 512)
+  --cpus N           guest CPUs (default 1)
+  --debug-console    root shell on the serial console (agent.debug_console)
+  --console          attach this terminal to the serial console (^] stops the VM)
+  --no-agent         boot without starting netagent (init.noagent)
+  --log-level LEVEL  agent.log=LEVEL
+  --kernel-messages  do not boot with quiet
+  --timeout S        how long to wait for Check (default 180)
+  --kernel PATH, --initrd PATH   image (default dist/guest/vmlinuz, dist/guest/initrd.img)
+`;
+
+function parse(argv: string[]) {
+  const options: VmOptions = {};
+  let attach = false;
+  let timeoutS = 180;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === "--help" || a === "-h") return "help" as const;
+    else if (a === "--mac") options.mac = value();
+    else if (a === "--memory") options.memoryMiB = Number(value());
+    else if (a === "--cpus") options.cpus = Number(value());
+    else if (a === "--debug-console") options.debugConsole = true;
+    else if (a === "--console") attach = true;
+    else if (a === "--no-agent") options.startAgent = false;
+    else if (a === "--log-level") options.logLevel = value();
+    else if (a === "--kernel-messages") options.kernelMessages = true;
+    else if (a === "--timeout") timeoutS = Number(value());
+    else if (a === "--kernel") options.kernel = value();
+    else if (a === "--initrd") options.initrd = value();
+    else throw new Error(`unknown argument ${JSON.stringify(a)}`);
+  }
+  if (!(timeoutS > 0)) throw new Error("--timeout: expected seconds > 0");
+  return { options, attach, timeoutS };
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    process.stderr.write(`vm: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const { options, attach, timeoutS } = parsed;
+  let logPath = "";
+  let log: ReturnType<typeof createWriteStream> | undefined;
+  options.onConsole = (chunk) => (attach ? process.stdout.write(chunk) : log?.write(chunk));
+  const vm = await Vm.start(options);
+  logPath = `${vm.dir}.console.log`;
+  if (!attach) log = createWriteStream(logPath);
+  const say = (line: string) => process.stderr.write(`vm: ${line}\n`);
+  say(`qemu pid ${vm.pid} (${vm.config.kvm ? "KVM" : "TCG -cpu max"}), MAC ${vm.config.mac}`);
+  say(`agent: ${vm.agentAddress}`);
+  if (!attach) say(`console log: ${logPath}`);
+
+  let stopping: Promise<number> | undefined;
+  const stop = (why: string, code: number) => {
+    stopping ??= (async () => {
+      say(`${why}: stopping the VM`);
+      const exit = await vm.stop();
+      say(`qemu exited (${exit.signal ?? `code ${exit.code}`})`);
+      if (process.stdin.isTTY) process.stdin.setRawMode(false);
+      process.stdin.pause();
+      return code;
+    })();
+    return stopping;
+  };
+  process.on("SIGINT", () => void stop("SIGINT", 0));
+  process.on("SIGTERM", () => void stop("SIGTERM", 0));
+  if (attach) {
+    if (process.stdin.isTTY) process.stdin.setRawMode(true);
+    process.stdin.on("data", (buf: Buffer) => {
+      if (buf.includes(0x1d)) void stop("^]", 0);
+      else vm.console.type(buf.toString("latin1"));
+    });
+  }
+
+  try {
+    if (options.startAgent === false) {
+      say("no agent (init.noagent)");
+    } else {
+      const ms = await vm.waitForAgent(timeoutS * 1000);
+      say(`Check answered ${(ms / 1000).toFixed(2)} s after QEMU start`);
+      say(`drive it: dist/netagentctl --addr ${vm.agentAddress} check`);
+    }
+  } catch (err) {
+    say(`guest not up: ${(err as Error).message}`);
+    return stop("failure", 1);
+  }
+  const exit = await vm.exited;
+  if (stopping) return stopping;
+  say(`qemu exited on its own (${exit.signal ?? `code ${exit.code}`})`);
+  await vm.stop();
+  return exit.code === 0 ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`vm: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,258 @@
+/**
+ * Boots the guest image under QEMU and hands back what drives it: the
+ * agent's address, the serial console, and a stop() that always leaves no
+ * QEMU behind. KVM when /dev/kvm exists, else TCG; the agent channel is
+ * vhost-vsock when /dev/vhost-vsock exists, else virtio-serial on a unix
+ * socket. Every QEMU started here is killed by its PID when this process
+ * exits, whatever way it exits.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Health, HealthCheckResponse_ServingStatus } from "../gen/health_pb";
+import { Code, TtrpcError } from "../ttrpc/codes";
+import { AgentClient } from "./client";
+import { GuestConsole } from "./guest-console";
+import { type GuestConfig, hostAgentAddress, qemuArgs } from "./qemu-args";
+
+export interface VmOptions {
+  kernel?: string;
+  initrd?: string;
+  /** MAC of the virtio-net NIC (default 52:54:00:12:34:56). */
+  mac?: string;
+  memoryMiB?: number;
+  cpus?: number;
+  startAgent?: boolean;
+  debugConsole?: boolean;
+  logLevel?: string;
+  kernelMessages?: boolean;
+  /** "auto" (default): vsock when /dev/vhost-vsock exists, else serial. */
+  channel?: "auto" | "serial" | "vsock";
+  extraCmdline?: string[];
+  /** Copy of every console byte, e.g. to a log file or the terminal. */
+  onConsole?: (chunk: string) => void;
+  qemu?: string;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Last resort when the host process ends without stop(): kill by PID.
+  process.on("exit", () => {
+    for (const child of live) {
+      if (child.pid !== undefined) {
+        try {
+          process.kill(child.pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+    }
+  });
+}
+
+function usable(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK | constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class Vm {
+  /** performance.now() just before QEMU was spawned. */
+  readonly startedAt: number;
+  readonly console: GuestConsole;
+  /** Resolves once QEMU has exited and been reaped. */
+  readonly exited: Promise<Exit>;
+  private exit: Exit | undefined;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly config: GuestConfig,
+    readonly dir: string,
+    startedAt: number,
+    onConsole?: (chunk: string) => void,
+  ) {
+    this.startedAt = startedAt;
+    const { stdin, stdout, stderr } = child;
+    if (!stdin || !stdout || !stderr) throw new Error("qemu: stdio pipes missing");
+    this.console = new GuestConsole(stdin, stdout, onConsole);
+    let errText = "";
+    stderr.setEncoding("utf8");
+    stderr.on("data", (chunk: string) => {
+      errText += chunk;
+    });
+    stdin.on("error", () => {}); // EPIPE once QEMU is gone; the exit event says why.
+    this.exited = new Promise<Exit>((resolve) => {
+      child.once("exit", (code, signal) => {
+        live.delete(child);
+        this.exit = { code, signal };
+        const why = errText.trim() ? `: ${errText.trim()}` : "";
+        this.console.close(new Error(`qemu exited (${signal ?? `code ${code}`})${why}`));
+        resolve(this.exit);
+      });
+    });
+  }
+
+  /** Spawns QEMU; resolves at once (use waitForAgent to wait for the guest). */
+  static async start(options: VmOptions = {}): Promise<Vm> {
+    const kernel = resolve(options.kernel ?? "dist/guest/vmlinuz");
+    const initrd = resolve(options.initrd ?? "dist/guest/initrd.img");
+    for (const f of [kernel, initrd]) {
+      if (!existsSync(f)) throw new Error(`${f} missing: run npm run rootfs`);
+    }
+    const dir = mkdtempSync(join(tmpdir(), "netagent-vm-"));
+    const wantVsock =
+      options.channel === "vsock" ||
+      ((options.channel ?? "auto") === "auto" && usable("/dev/vhost-vsock"));
+    const config: GuestConfig = {
+      kernel,
+      initrd,
+      memoryMiB: options.memoryMiB ?? 512,
+      cpus: options.cpus ?? 1,
+      kvm: usable("/dev/kvm"),
+      mac: options.mac ?? "52:54:00:12:34:56",
+      channel: wantVsock
+        ? { kind: "vsock", cid: 3 + Math.floor(Math.random() * 0x7fff_0000) }
+        : { kind: "serial", socket: join(dir, "agent.sock") },
+      startAgent: options.startAgent ?? true,
+      debugConsole: options.debugConsole ?? false,
+      kernelMessages: options.kernelMessages ?? false,
+      ...(options.logLevel ? { logLevel: options.logLevel } : {}),
+      ...(options.extraCmdline ? { extraCmdline: options.extraCmdline } : {}),
+    };
+    const args = qemuArgs(config);
+    installExitHook();
+    const startedAt = performance.now();
+    const child = spawn(options.qemu ?? "qemu-system-x86_64", args, {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    live.add(child);
+    await new Promise<void>((ok, fail) => {
+      child.once("spawn", ok);
+      child.once("error", (err) => {
+        live.delete(child);
+        rmSync(dir, { recursive: true, force: true });
+        fail(new Error(`cannot start qemu-system-x86_64: ${err.message}`));
+      });
+    });
+    return new Vm(child, config, dir, startedAt, options.onConsole);
+  }
+
+  get pid(): number {
+    return this.child.pid as number;
+  }
+
+  /** Where a host client reaches the agent (unix:///… for the serial channel). */
+  get agentAddress(): string {
+    return hostAgentAddress(this.config);
+  }
+
+  /** Milliseconds since QEMU was spawned. */
+  elapsed(): number {
+    return performance.now() - this.startedAt;
+  }
+
+  /** Dials the agent, retrying while the channel's socket is not there yet. */
+  async connect(timeoutMs = 10_000): Promise<AgentClient> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await AgentClient.connect(this.agentAddress, Math.max(1, deadline - now()));
+      } catch (err) {
+        if (this.exit) throw new Error(`qemu exited before the agent channel opened`);
+        if (now() >= deadline) throw err;
+        await delay(50);
+      }
+    }
+  }
+
+  /**
+   * Calls Health/Check on `client` until one answers SERVING, each attempt
+   * bounded by `attemptMs`, all by `timeoutMs`. A request sent before the
+   * agent opened its port waits in the channel and is answered late; the
+   * late answer to a timed-out attempt is dropped by stream id.
+   */
+  async waitForCheck(client: AgentClient, timeoutMs: number, attemptMs = 1000): Promise<void> {
+    const deadline = now() + timeoutMs;
+    let last: unknown;
+    while (now() < deadline) {
+      if (this.exit) throw new Error(`qemu exited while waiting for Check`);
+      try {
+        const r = await client.unary(
+          Health.method.check,
+          {},
+          { timeoutMs: Math.max(1, Math.min(attemptMs, deadline - now())) },
+        );
+        if (r.status === HealthCheckResponse_ServingStatus.SERVING) return;
+        last = new Error(`Check answered ${HealthCheckResponse_ServingStatus[r.status]}`);
+      } catch (err) {
+        last = err;
+        if (!(err instanceof TtrpcError && err.code === Code.DEADLINE_EXCEEDED)) throw err;
+      }
+    }
+    throw new Error(`no answer to Check within ${timeoutMs} ms (${String(last)})`);
+  }
+
+  /**
+   * Waits until the agent answers Check over a fresh connection, then closes
+   * it. Resolves with the milliseconds from QEMU start to that answer.
+   */
+  async waitForAgent(timeoutMs = 120_000): Promise<number> {
+    const deadline = now() + timeoutMs;
+    const client = await this.connect(timeoutMs);
+    try {
+      await this.waitForCheck(client, Math.max(1, deadline - now()));
+      return this.elapsed();
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; console:\n${this.console.tail()}`);
+    } finally {
+      client.close();
+    }
+  }
+
+  /**
+   * Stops the VM and reaps QEMU. With a debug console the guest is asked
+   * to power off (init stops the agent cleanly) and gets `graceMs`; then
+   * QEMU gets SIGTERM, and SIGKILL 3 s later. Never throws.
+   */
+  async stop(graceMs = 5000): Promise<Exit> {
+    if (!this.exit && this.config.debugConsole) {
+      try {
+        this.console.type("\npoweroff\n");
+        await Promise.race([this.exited, delay(graceMs)]);
+      } catch {
+        // Console already closed: QEMU is on its way out.
+      }
+    }
+    for (const [signal, wait] of [
+      ["SIGTERM", 3000],
+      ["SIGKILL", 10_000],
+    ] as const) {
+      if (this.exit) break;
+      try {
+        process.kill(this.pid, signal);
+      } catch {
+        // Exited between the check and the kill.
+      }
+      await Promise.race([this.exited, delay(wait)]);
+    }
+    const exit = await this.exited;
+    rmSync(this.dir, { recursive: true, force: true });
+    return exit;
+  }
+}
+
+const now = () => performance.now();
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
