@@ -1,0 +1,189 @@
+/** batchLine's token guard and the `ip -batch` text of route operations, table-driven. */
+import { describe, expect, it } from "vitest";
+import type { Route } from "../../src/net/model";
+import {
+  batchLine,
+  renderRouteDelete,
+  renderRouteOps,
+  renderRouteReplace,
+  UnsafeTokenError,
+} from "../../src/net/render-batch";
+
+describe("batchLine", () => {
+  it("joins plain tokens and numbers with single spaces", () => {
+    expect(batchLine(["route", "replace", "10.0.0.0/8", "via", "fe80::1", "metric", 0])).toBe(
+      "route replace 10.0.0.0/8 via fe80::1 metric 0",
+    );
+    expect(batchLine(["link", "set", "dev", "eth0.100", "name", "a_b-c@d+e=f"])).toBe(
+      "link set dev eth0.100 name a_b-c@d+e=f",
+    );
+  });
+
+  it.each([
+    ["a newline (a second command)", "eth0\nroute flush table main"],
+    ["a carriage return", "eth0\r"],
+    ["a space (a second token)", "eth0 down"],
+    ["a tab", "eth0\tx"],
+    ["'#' (a comment)", "#eth0"],
+    ["'#' inside", "eth#0"],
+    ["a double quote", 'eth"0'],
+    ["a single quote", "eth'0"],
+    ["a backslash", "eth\\0"],
+    ["a leading '-' (an option)", "-force"],
+    ["a lone '-'", "-"],
+    ["a negative number", -1],
+    ["NUL", "eth\u00000"],
+    ["unicode letters", "éth0"],
+    ["a unicode space", "eth\u00a00"],
+    ["an emoji", "eth😀"],
+    ["the empty string", ""],
+    ["';'", "eth0;reboot"],
+    ["'$'", "$(reboot)"],
+  ])("refuses %s", (_what, token) => {
+    expect(() => batchLine(["link", "set", "dev", token])).toThrow(UnsafeTokenError);
+  });
+
+  it("names the refused value in the error", () => {
+    expect(() => batchLine(["a\nb"])).toThrow('refusing to pass "a\\nb" to ip');
+  });
+});
+
+const r = (over: Partial<Route>): Route => ({
+  family: 4,
+  dst: "0.0.0.0/0",
+  dev: "eth0",
+  scope: 0,
+  metric: 0,
+  onlink: false,
+  mtu: 0,
+  protocol: "boot",
+  type: "unicast",
+  ...over,
+});
+
+describe("renderRouteReplace", () => {
+  it.each<[string, Route, string]>([
+    [
+      "IPv4 default via a gateway",
+      r({ gateway: "10.248.246.145" }),
+      "route replace 0.0.0.0/0 via 10.248.246.145 dev eth0 scope 0 metric 0 table main",
+    ],
+    [
+      "IPv4 subnet via a gateway with a preferred source",
+      r({ dst: "10.248.246.144/28", gateway: "10.248.246.145", prefsrc: "10.248.246.146" }),
+      "route replace 10.248.246.144/28 via 10.248.246.145 dev eth0 src 10.248.246.146 scope 0 metric 0 table main",
+    ],
+    [
+      "IPv4 scope link host route",
+      r({ dst: "10.248.246.145/32", prefsrc: "10.248.246.146", scope: 253 }),
+      "route replace 10.248.246.145/32 dev eth0 src 10.248.246.146 scope 253 metric 0 table main",
+    ],
+    [
+      "IPv4 onlink",
+      r({ dst: "10.9.0.0/16", gateway: "169.254.1.1", onlink: true }),
+      "route replace 10.9.0.0/16 via 169.254.1.1 dev eth0 scope 0 metric 0 onlink table main",
+    ],
+    [
+      "IPv4 with mtu",
+      r({ dst: "10.10.0.0/16", gateway: "192.168.1.1", mtu: 1400 }),
+      "route replace 10.10.0.0/16 via 192.168.1.1 dev eth0 scope 0 metric 0 mtu 1400 table main",
+    ],
+    [
+      "IPv4 kernel route (restore)",
+      r({
+        dst: "192.168.1.0/24",
+        dev: "eth1",
+        prefsrc: "192.168.1.5",
+        scope: 253,
+        protocol: "kernel",
+      }),
+      "route replace 192.168.1.0/24 dev eth1 src 192.168.1.5 scope 253 metric 0 proto kernel table main",
+    ],
+    [
+      "IPv4 static with metric",
+      r({ dst: "10.11.0.0/16", scope: 253, metric: 100, protocol: "static" }),
+      "route replace 10.11.0.0/16 dev eth0 scope 253 metric 100 proto static table main",
+    ],
+    [
+      "IPv4 unreachable (no device)",
+      r({ dst: "203.0.113.0/24", dev: "", type: "unreachable" }),
+      "route replace unreachable 203.0.113.0/24 scope 0 metric 0 table main",
+    ],
+    [
+      "IPv6 default",
+      r({ family: 6, dst: "::/0", gateway: "2001:db8::1", metric: 1024 }),
+      "route replace ::/0 via 2001:db8::1 dev eth0 scope 0 metric 1024 table main",
+    ],
+    [
+      "IPv6 via link-local with mtu",
+      r({ family: 6, dst: "2001:db8:5::/48", gateway: "fe80::1", metric: 1024, mtu: 1300 }),
+      "route replace 2001:db8:5::/48 via fe80::1 dev eth0 scope 0 metric 1024 mtu 1300 table main",
+    ],
+    [
+      "IPv6 kernel prefix route",
+      r({ family: 6, dst: "2001:db8::/64", metric: 256, protocol: "kernel" }),
+      "route replace 2001:db8::/64 dev eth0 scope 0 metric 256 proto kernel table main",
+    ],
+    [
+      "IPv6 unreachable",
+      r({ family: 6, dst: "2001:db8:dead::/48", dev: "lo", metric: 1024, type: "unreachable" }),
+      "route replace unreachable 2001:db8:dead::/48 dev lo scope 0 metric 1024 table main",
+    ],
+  ])("%s", (_name, route, line) => {
+    expect(renderRouteReplace(route)).toBe(line);
+  });
+
+  it("refuses a device name that would inject a command", () => {
+    expect(() => renderRouteReplace(r({ dev: "eth0\nlink set lo down" }))).toThrow(
+      UnsafeTokenError,
+    );
+  });
+});
+
+describe("renderRouteDelete", () => {
+  it.each<[string, Route, string]>([
+    [
+      "IPv4 default",
+      r({ gateway: "192.0.2.1" }),
+      "route del 0.0.0.0/0 via 192.0.2.1 dev eth0 metric 0 table main",
+    ],
+    [
+      "IPv4 scope link (scope and src not needed to select it)",
+      r({ dst: "10.0.0.0/24", prefsrc: "10.0.0.2", scope: 253, protocol: "kernel" }),
+      "route del 10.0.0.0/24 dev eth0 metric 0 table main",
+    ],
+    [
+      "IPv6 kernel prefix route",
+      r({ family: 6, dst: "2001:db8::/64", metric: 256, protocol: "kernel" }),
+      "route del 2001:db8::/64 dev eth0 metric 256 table main",
+    ],
+    [
+      "IPv6 default",
+      r({ family: 6, dst: "::/0", gateway: "fe80::1", metric: 1024 }),
+      "route del ::/0 via fe80::1 dev eth0 metric 1024 table main",
+    ],
+    [
+      "IPv4 unreachable",
+      r({ dst: "203.0.113.0/24", dev: "", type: "unreachable" }),
+      "route del unreachable 203.0.113.0/24 metric 0 table main",
+    ],
+  ])("%s", (_name, route, line) => {
+    expect(renderRouteDelete(route)).toBe(line);
+  });
+});
+
+describe("renderRouteOps", () => {
+  it("renders operations in order, one line each", () => {
+    const a = r({ dst: "10.0.0.0/24", scope: 253 });
+    const b = r({ gateway: "10.0.0.1" });
+    expect(
+      renderRouteOps([
+        { op: "replace", route: a },
+        { op: "delete", route: b, reason: "stale" },
+      ]),
+    ).toEqual([
+      "route replace 10.0.0.0/24 dev eth0 scope 253 metric 0 table main",
+      "route del 0.0.0.0/0 via 10.0.0.1 dev eth0 metric 0 table main",
+    ]);
+  });
+});
