@@ -200,6 +200,8 @@ export function validateInterface(iface: Interface | undefined): InterfaceSpec {
     if (a.mask === "") throw invalid(`${f}.mask`, a.mask, "is empty: give the prefix length");
     const prefix = parsePrefix(a.mask, family);
     if (typeof prefix === "string") throw invalid(`${f}.mask`, a.mask, prefix);
+    const unusable = unusableAddress(parsed);
+    if (unusable) throw invalid(`${f}.address`, a.address, unusable);
     const key = parsed.text;
     if (seen.has(key)) throw invalid(`${f}.address`, a.address, "is listed twice");
     seen.add(key);
@@ -287,4 +289,18 @@ function hasControlChar(s: string): boolean {
   for (let i = 0; i < s.length; i++)
     if (s.charCodeAt(i) < 0x20 || s.charCodeAt(i) === 0x7f) return true;
   return false;
+}
+
+/** Why an address cannot be given to an interface, or undefined when it can. */
+function unusableAddress(a: ParsedIp): string | undefined {
+  const b0 = a.bytes[0] ?? 0;
+  if (a.bytes.every((b) => b === 0)) return "is the unspecified address";
+  if (a.family === 4) {
+    if (b0 >= 224) return "is a multicast or reserved address";
+    if (b0 === 127) return "is a loopback address";
+  } else {
+    if (b0 === 0xff) return "is a multicast address";
+    if (a.text === "::1") return "is the loopback address";
+  }
+  return undefined;
 }
