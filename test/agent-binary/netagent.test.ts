@@ -9,7 +9,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import pkg from "../../package.json" with { type: "json" };
 import { vsockListenFd } from "../../src/transport/vsock";
 import { Code } from "../../src/ttrpc/codes";
+import { encodeFrame, FrameType } from "../../src/ttrpc/frame";
 import { requireAgentBinary, startAgent } from "../helpers/agent";
+import { pbEncodeRequest } from "../helpers/envelope-pbjs";
 import { goClient, goPrograms } from "../helpers/go";
 import { type Child, canConnect, run, start } from "../helpers/process";
 import { tempDir } from "../helpers/tmp";
@@ -67,6 +69,79 @@ describe("dist/netagent on a unix socket", () => {
     const help = await run(requireAgentBinary(), ["--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^usage: netagent/);
+  });
+});
+
+/** Opens a raw connection; `check()` sends one Check and resolves with the answer frame. */
+async function rawConnection(path: string) {
+  const { connect } = await import("node:net");
+  const socket = connect(path);
+  let buffered = Buffer.alloc(0);
+  let closed = false;
+  socket.on("error", () => {});
+  socket.on("data", (d: Buffer) => {
+    buffered = Buffer.concat([buffered, d]);
+  });
+  socket.on("close", () => {
+    closed = true;
+  });
+  await new Promise((resolve) => socket.once("connect", resolve));
+  let nextId = 1;
+  return {
+    socket,
+    isClosed: () => closed,
+    async check(): Promise<Buffer> {
+      const id = nextId;
+      nextId += 2;
+      socket.write(
+        encodeFrame(
+          id,
+          FrameType.Request,
+          0,
+          pbEncodeRequest({ service: "grpc.Health", method: "Check" }),
+        ),
+      );
+      return waitFor(() => {
+        if (buffered.length < 10 || buffered.length < 10 + buffered.readUInt32BE(0))
+          return closed ? Buffer.alloc(0) : undefined;
+        const frame = buffered.subarray(0, 10 + buffered.readUInt32BE(0));
+        buffered = buffered.subarray(frame.length);
+        return frame;
+      });
+    },
+  };
+}
+
+describe("dist/netagent connection limit", () => {
+  it("closes connections over --max-connections and takes new ones when a slot frees", async () => {
+    const agent = await startAgent(["--max-connections", "2", "--log-level", "warn"]);
+    try {
+      const one = await rawConnection(agent.socket);
+      const two = await rawConnection(agent.socket);
+      // Both served: the answer is stream 1, a Response, 0a 00 12 02 08 01.
+      for (const c of [one, two]) {
+        expect([...(await c.check())]).toEqual([
+          0, 0, 0, 6, 0, 0, 0, 1, 2, 0, 0x0a, 0, 0x12, 2, 8, 1,
+        ]);
+      }
+      const three = await rawConnection(agent.socket);
+      await waitFor(() => three.isClosed(), { what: "the third connection to be closed" });
+      expect(agent.child.stderr).toContain("connection refused: limit reached");
+      one.socket.destroy();
+      // The agent notices the close asynchronously: retry until a slot is free.
+      const four = await waitFor(async () => {
+        const c = await rawConnection(agent.socket);
+        const answer = await c.check();
+        if (answer.length > 0) return c;
+        c.socket.destroy();
+        return undefined;
+      });
+      expect([...(await four.check())].slice(4, 9)).toEqual([0, 0, 0, 3, 2]);
+      two.socket.destroy();
+      four.socket.destroy();
+    } finally {
+      await agent.stop();
+    }
   });
 });
 
@@ -138,6 +213,13 @@ describe("dist/netagent and SIGTERM", () => {
     expect(await agent.child.stop("SIGTERM", 3_000)).toEqual({ code: 0, signal: null });
     expect(performance.now() - t0).toBeLessThan(3_000);
     await closed;
+    agent.dir.remove();
+  });
+
+  it("stops the same way on SIGINT", async () => {
+    const agent = await startAgent();
+    expect(await agent.child.stop("SIGINT", 3_000)).toEqual({ code: 0, signal: null });
+    expect(agent.child.stderr).toMatch(/"msg":"shutting down","signal":"SIGINT"/);
     agent.dir.remove();
   });
 
