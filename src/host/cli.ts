@@ -16,6 +16,8 @@ import { AgentService } from "../gen/agent_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "../gen/health_pb";
 import { codeName, TtrpcError } from "../ttrpc/codes";
 import { AgentClient } from "./client";
+import { commandSummaries, findCommand, runCommand } from "./commands";
+import { createProgress } from "./progress";
 
 const USAGE = `usage: netagentctl [--addr ADDR] [--timeout SECONDS] [--json] COMMAND [ARGS]
 
@@ -23,6 +25,7 @@ Commands:
   check                                 grpc.Health/Check
   version                               grpc.Health/Version
   call SERVICE METHOD [--data JSON]     any method, request and answer as protobuf JSON
+${commandSummaries()}
 
 Options:
   --addr ADDR      unix:///path, vsock://CID:PORT or hvsock:///uds:PORT
@@ -31,7 +34,8 @@ Options:
   --json           machine-readable output
   --help           this text; \`netagentctl COMMAND --help\` for one command
 
-Exit codes: 0 ok, 1 the agent answered with an error (CODE: message printed), 2 usage.
+Exit codes: 0 ok, 1 the agent answered with an error (CODE: message printed), 2 usage
+or bad input (nothing sent); diff: 0 equal, 1 different, 3 could not compare.
 `;
 
 const SERVICES: DescService[] = [Health, AgentService];
@@ -93,6 +97,16 @@ async function run(argv: string[]): Promise<number> {
   }
   const [command, ...args] = g.rest;
   if (command === undefined) throw new UsageError("no command given");
+  const sub = findCommand(command);
+  if (sub) {
+    return runCommand(sub, args, {
+      addr: g.addr,
+      timeoutMs: g.timeoutMs,
+      json: g.json,
+      progress: createProgress(),
+      write: (text) => process.stdout.write(text),
+    });
+  }
   if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(USAGE);
     return 0;

@@ -1,0 +1,196 @@
+/**
+ * A CNI ADD result (spec 0.3.x, 0.4.0, 1.x: `interfaces`, `ips`, `routes`)
+ * into the same requests a namespace read gives. Only interfaces with a
+ * `sandbox` (the pod's side) are synced. A result says less than the
+ * namespace: no MTU before 1.1, no flags, and routes without a device, so
+ * a route goes to the interface whose subnet holds its gateway (else the
+ * only interface of its family), and its gateway defaults to that
+ * interface's `gateway`, as plugins do. A gateway outside every subnet gets
+ * a link-scope host route first, the way ptp makes it reachable in the pod.
+ */
+import { create } from "@bufbuild/protobuf";
+import { InterfaceSchema, IPFamily, type Route, RouteSchema } from "../gen/types_pb";
+import { cidrContains, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
+import type { SyncRequests } from "./sync";
+
+/** A result that cannot be used; the message names the field and the value. */
+export class CniResultError extends Error {}
+
+type Json = Record<string, unknown>;
+
+interface SandboxIface {
+  index: number;
+  name: string;
+  mac: string;
+  mtu: number;
+  addrs: { family: Family; address: string; prefix: number; net: string; gateway?: string }[];
+}
+
+function bad(field: string, value: unknown, why: string): CniResultError {
+  return new CniResultError(`${field}: ${JSON.stringify(value)} ${why}`);
+}
+
+function list(doc: Json, key: string): Json[] {
+  const v = doc[key];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || v.some((x) => !x || typeof x !== "object" || Array.isArray(x))) {
+    throw bad(key, v, "is not a list of objects");
+  }
+  return v as Json[];
+}
+
+function address(field: string, value: unknown, family?: Family) {
+  const parsed = typeof value === "string" ? parseIp(value) : "is not a string";
+  if (typeof parsed === "string") throw bad(field, value, `is not an IP address (${parsed})`);
+  if (family !== undefined && parsed.family !== family) {
+    throw bad(field, value, `is IPv${parsed.family}, expected IPv${family}`);
+  }
+  return parsed;
+}
+
+function cidr(field: string, value: unknown) {
+  const [addr, len, extra] = typeof value === "string" ? value.split("/") : [];
+  if (len === undefined || extra !== undefined)
+    throw bad(field, value, "is not a CIDR (a.b.c.d/n)");
+  const ip = address(field, addr);
+  const prefix = /^\d{1,3}$/.test(len) ? Number(len) : Number.NaN;
+  if (!(prefix <= maxPrefix(ip.family))) throw bad(field, value, "has an invalid prefix length");
+  return { ip, prefix, net: `${networkText(ip.bytes, prefix)}/${prefix}` };
+}
+
+/** Parses result JSON text; throws CniResultError. */
+export function requestsFromCniResult(text: string): SyncRequests {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new CniResultError(`not JSON: ${(err as Error).message}`);
+  }
+  if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
+    throw new CniResultError("not a CNI result: expected a JSON object");
+  }
+  const result = doc as Json;
+  const version = result.cniVersion;
+  if (typeof version !== "string" || !/^(0\.3\.\d+|0\.4\.\d+|1\.\d+\.\d+)$/.test(version)) {
+    throw bad(
+      "cniVersion",
+      version,
+      "is not supported (0.3.x, 0.4.0 or 1.x; older results carry no interfaces)",
+    );
+  }
+
+  const skipped: SyncRequests["skipped"] = [];
+  const ifaces = new Map<number, SandboxIface>();
+  list(result, "interfaces").forEach((i, index) => {
+    const f = `interfaces[${index}]`;
+    if (typeof i.name !== "string" || i.name === "")
+      throw bad(`${f}.name`, i.name, "is not a name");
+    if (typeof i.sandbox !== "string" || i.sandbox === "") {
+      skipped.push({ name: i.name, why: "not in the sandbox (host side)" });
+      return;
+    }
+    if (typeof i.mac !== "string" || !/^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$/.test(i.mac)) {
+      throw bad(`${f}.mac`, i.mac, "is not a MAC address (xx:xx:xx:xx:xx:xx)");
+    }
+    const mtu = i.mtu === undefined ? 0 : i.mtu;
+    if (typeof mtu !== "number" || !Number.isInteger(mtu) || mtu < 0)
+      throw bad(`${f}.mtu`, mtu, "is not an MTU");
+    ifaces.set(index, { index, name: i.name, mac: i.mac.toLowerCase(), mtu, addrs: [] });
+  });
+  if (ifaces.size === 0)
+    throw new CniResultError("interfaces: no interface with a sandbox: nothing to sync");
+
+  list(result, "ips").forEach((ip, n) => {
+    const f = `ips[${n}]`;
+    let iface: SandboxIface | undefined;
+    if (ip.interface === undefined) {
+      if (ifaces.size !== 1)
+        throw bad(`${f}.interface`, null, "is missing and there are several sandbox interfaces");
+      iface = [...ifaces.values()][0];
+    } else {
+      iface = typeof ip.interface === "number" ? ifaces.get(ip.interface) : undefined;
+      if (!iface)
+        throw bad(`${f}.interface`, ip.interface, "is not the index of a sandbox interface");
+    }
+    const { ip: a, prefix, net } = cidr(`${f}.address`, ip.address);
+    if (ip.version !== undefined && ip.version !== String(a.family)) {
+      throw bad(`${f}.version`, ip.version, `does not match the IPv${a.family} address`);
+    }
+    const gateway =
+      ip.gateway === undefined ? undefined : address(`${f}.gateway`, ip.gateway, a.family).text;
+    (iface as SandboxIface).addrs.push({
+      family: a.family,
+      address: a.text,
+      prefix,
+      net,
+      ...(gateway ? { gateway } : {}),
+    });
+  });
+
+  const all = [...ifaces.values()];
+  const routes: Route[] = [];
+  const hostRoutes: Route[] = [];
+  list(result, "routes").forEach((r, n) => {
+    const f = `routes[${n}]`;
+    const { ip: dst, net, prefix } = cidr(`${f}.dst`, r.dst);
+    const gw =
+      r.gw === undefined || r.gw === "" ? undefined : address(`${f}.gw`, r.gw, dst.family).text;
+    const holds = (i: SandboxIface) =>
+      i.addrs.some((a) => gw !== undefined && a.family === dst.family && cidrContains(a.net, gw));
+    const ofFamily = all.filter((i) => i.addrs.some((a) => a.family === dst.family));
+    const iface = all.find(holds) ?? ofFamily[0];
+    if (!iface)
+      throw bad(`${f}.dst`, r.dst, `has no sandbox interface with an IPv${dst.family} address`);
+    const own = iface.addrs.find((a) => a.family === dst.family);
+    const gateway = gw ?? own?.gateway;
+    const family = dst.family === 6 ? IPFamily.v6 : IPFamily.v4;
+    const mtu = typeof r.mtu === "number" ? r.mtu : 0;
+    const scope = typeof r.scope === "number" ? r.scope : 0;
+    routes.push(
+      create(RouteSchema, {
+        dest: prefix === 0 ? "" : net,
+        gateway: gateway ?? "",
+        device: iface.name,
+        scope,
+        family,
+        mtu,
+      }),
+    );
+    const reachable =
+      gateway === undefined ||
+      iface.addrs.some((a) => a.family === dst.family && cidrContains(a.net, gateway));
+    if (
+      !reachable &&
+      !hostRoutes.some((h) => h.dest.startsWith(`${gateway}/`) && h.device === iface.name)
+    ) {
+      hostRoutes.push(
+        create(RouteSchema, {
+          dest: `${gateway}/${maxPrefix(dst.family)}`,
+          device: iface.name,
+          source: own?.address ?? "",
+          scope: 253,
+          family,
+        }),
+      );
+    }
+  });
+
+  return {
+    interfaces: all.map((i) =>
+      create(InterfaceSchema, {
+        device: i.name,
+        name: i.name,
+        IPAddresses: i.addrs.map((a) => ({
+          family: a.family === 6 ? IPFamily.v6 : IPFamily.v4,
+          address: a.address,
+          mask: String(a.prefix),
+        })),
+        mtu: BigInt(i.mtu),
+        hwAddr: i.mac,
+      }),
+    ),
+    routes: [...hostRoutes, ...routes],
+    neighbors: [],
+    skipped,
+  };
+}

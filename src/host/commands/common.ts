@@ -1,0 +1,134 @@
+/**
+ * What every netagentctl subcommand shares: its shape, flag parsing, input
+ * files, connecting, and turning a failure into a message and an exit code.
+ *
+ * Exit codes: 0 success (diff: equal); 1 the call failed (the agent's
+ * status CODE: message is printed; diff: pod and guest differ); 2 usage or
+ * bad input (nothing was sent); 3 diff could not compare (error printed).
+ */
+import { readFileSync } from "node:fs";
+import { codeName, TtrpcError } from "../../ttrpc/codes";
+import { AgentClient } from "../client";
+import type { Progress } from "../progress";
+
+/** A bad flag or input file: exit 2, the command's help is pointed at. */
+export class UsageError extends Error {}
+
+/** A failure with its own exit code (diff uses 3 so that 1 can mean "different"). */
+export class ExitError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface CommandContext {
+  addr: string;
+  timeoutMs: number;
+  json: boolean;
+  progress: Progress;
+  write(text: string): void;
+}
+
+export interface Command {
+  name: string;
+  /** One line for the global usage. */
+  summary: string;
+  /** The full `COMMAND --help` text. */
+  help: string;
+  run(args: string[], ctx: CommandContext): Promise<number>;
+}
+
+export type FlagSpec = Record<string, "value" | "bool">;
+
+/** Parses `--flag value` / `--flag` per `spec`; anything else is a UsageError. */
+export function parseFlags(args: readonly string[], spec: FlagSpec): Record<string, string | true> {
+  const out: Record<string, string | true> = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    const [flag = "", inline] = a.startsWith("--") ? a.split(/=(.*)/s, 2) : [a];
+    const kind = spec[flag];
+    if (kind === undefined) {
+      throw new UsageError(
+        a.startsWith("-") ? `unknown option ${a}` : `unexpected argument ${JSON.stringify(a)}`,
+      );
+    }
+    if (flag in out) throw new UsageError(`${flag} given twice`);
+    if (kind === "bool") {
+      if (inline !== undefined) throw new UsageError(`${flag} takes no value`);
+      out[flag] = true;
+      continue;
+    }
+    const value = inline ?? args[++i];
+    if (value === undefined || value === "") throw new UsageError(`${flag} needs a value`);
+    out[flag] = value;
+  }
+  return out;
+}
+
+/** Reads an input file ("-" is stdin); a missing or unreadable file is a UsageError. */
+export function readInput(flag: string, path: string): string {
+  try {
+    return readFileSync(path === "-" ? 0 : path, "utf8");
+  } catch (err) {
+    throw new UsageError(
+      `${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+}
+
+/** Connects, runs `fn`, always closes. */
+export async function withClient<T>(
+  ctx: CommandContext,
+  fn: (c: AgentClient) => Promise<T>,
+): Promise<T> {
+  const client = await AgentClient.connect(ctx.addr, ctx.timeoutMs);
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
+}
+
+/** Runs a command: its --help, its result, or its failure as message + exit code. Never throws. */
+export async function runCommand(
+  command: Command,
+  args: string[],
+  ctx: CommandContext,
+): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    ctx.write(command.help);
+    return 0;
+  }
+  try {
+    return await command.run(args, ctx);
+  } catch (err) {
+    ctx.progress.clear();
+    const name = `netagentctl ${command.name}`;
+    if (err instanceof UsageError) {
+      process.stderr.write(
+        `${name}: ${err.message}\n(see \`netagentctl ${command.name} --help\`)\n`,
+      );
+      return 2;
+    }
+    if (err instanceof ExitError) {
+      process.stderr.write(`${name}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    if (err instanceof TtrpcError) {
+      process.stderr.write(`${name}: ${codeName(err.code)}: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+/** An error's printable form, with the status code name for agent errors. */
+export function describeError(err: unknown): string {
+  if (err instanceof TtrpcError) return `${codeName(err.code)}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

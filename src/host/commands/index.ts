@@ -1,0 +1,28 @@
+/** The subcommands that live in src/host/commands, by name. */
+import type { Command } from "./common";
+import { diff } from "./diff";
+import { listInterfaces, listRoutes } from "./list";
+import { sync } from "./sync";
+import { addNeighbors, updateInterface, updateRoutes } from "./update";
+
+export { type CommandContext, runCommand } from "./common";
+
+export const COMMANDS: readonly Command[] = [
+  sync,
+  diff,
+  listInterfaces,
+  listRoutes,
+  updateRoutes,
+  updateInterface,
+  addNeighbors,
+];
+
+export function findCommand(name: string): Command | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}
+
+/** Lines for the global usage text. */
+export function commandSummaries(): string {
+  const width = Math.max(36, ...COMMANDS.map((c) => c.name.length + 2));
+  return COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`).join("\n");
+}

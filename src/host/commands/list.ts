@@ -1,0 +1,46 @@
+/** list-interfaces and list-routes: the guest as the agent reports it. */
+import { toJson } from "@bufbuild/protobuf";
+import { AgentService, InterfacesSchema, RoutesSchema } from "../../gen/agent_pb";
+import { interfacesTable, routesTable } from "../table";
+import { type Command, parseFlags, withClient } from "./common";
+
+const COMMON = `Options: --addr ADDR, --timeout S, --json (the answer as protobuf JSON).
+Exit codes: 0 ok, 1 the call failed (CODE: message printed), 2 usage.
+`;
+
+export const listInterfaces: Command = {
+  name: "list-interfaces",
+  summary: "the guest's interfaces (grpc.AgentService/ListInterfaces)",
+  help: `usage: netagentctl list-interfaces [--json]
+
+Lists the guest's links with MAC, MTU, flags and every address.
+${COMMON}`,
+  async run(args, ctx) {
+    parseFlags(args, {});
+    const r = await withClient(ctx, (c) =>
+      c.unary(AgentService.method.listInterfaces, {}, { timeoutMs: ctx.timeoutMs }),
+    );
+    ctx.write(
+      ctx.json ? `${JSON.stringify(toJson(InterfacesSchema, r))}\n` : interfacesTable(r.Interfaces),
+    );
+    return 0;
+  },
+};
+
+export const listRoutes: Command = {
+  name: "list-routes",
+  summary: "the guest's main routing table, both families (ListRoutes)",
+  help: `usage: netagentctl list-routes [--json]
+
+Lists the guest's main-table routes of both families. The --json output
+({"Routes": [...]}) is accepted as is by update-routes --file.
+${COMMON}`,
+  async run(args, ctx) {
+    parseFlags(args, {});
+    const r = await withClient(ctx, (c) =>
+      c.unary(AgentService.method.listRoutes, {}, { timeoutMs: ctx.timeoutMs }),
+    );
+    ctx.write(ctx.json ? `${JSON.stringify(toJson(RoutesSchema, r))}\n` : routesTable(r.Routes));
+    return 0;
+  },
+};

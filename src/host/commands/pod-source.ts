@@ -1,0 +1,42 @@
+/**
+ * The pod side of sync and diff: `--netns NAME|PATH` (read with ip) or
+ * `--cni-result FILE` (a CNI ADD result), exactly one of them.
+ */
+import { CniResultError, requestsFromCniResult } from "../cni-result";
+import { readPodRequests, resolveNetns, type SyncRequests } from "../sync";
+import { readInput, UsageError } from "./common";
+
+export const POD_SOURCE_HELP = `Pod (exactly one):
+  --netns NAME|PATH    the pod's network namespace: a name under /run/netns
+                       or a path such as /proc/PID/ns/net or a bind mount
+  --cni-result FILE    a CNI ADD result (cniVersion 0.3.x, 0.4.0 or 1.x),
+                       "-" for stdin`;
+
+export interface PodSource {
+  /** For messages: "netns pod1" or "CNI result r.json". */
+  label: string;
+  read(): Promise<SyncRequests>;
+}
+
+/** Validates the choice and the input before anything is sent; UsageError on bad input. */
+export function podSource(flags: Record<string, string | true>): PodSource {
+  const netns = flags["--netns"];
+  const file = flags["--cni-result"];
+  if ((netns === undefined) === (file === undefined)) {
+    throw new UsageError("give exactly one of --netns and --cni-result");
+  }
+  if (typeof netns === "string") {
+    const resolved = resolveNetns(netns);
+    if (typeof resolved !== "string") throw new UsageError(`--netns: ${resolved.reason}`);
+    return { label: `netns ${netns}`, read: () => readPodRequests(resolved) };
+  }
+  const path = file as string;
+  let requests: SyncRequests;
+  try {
+    requests = requestsFromCniResult(readInput("--cni-result", path));
+  } catch (err) {
+    if (err instanceof CniResultError) throw new UsageError(`--cni-result ${path}: ${err.message}`);
+    throw err;
+  }
+  return { label: `CNI result ${path}`, read: async () => requests };
+}

@@ -1,0 +1,95 @@
+/** sync: mirror a pod's network into the guest, as the Kata runtime does. */
+import { toJson } from "@bufbuild/protobuf";
+import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
+import { syncAgent } from "../drive-agent";
+import type { SyncRequests } from "../sync";
+import { type Command, parseFlags, withClient } from "./common";
+import { POD_SOURCE_HELP, podSource } from "./pod-source";
+
+const HELP = `usage: netagentctl sync (--netns NAME|PATH | --cni-result FILE) [--addr ADDR] [--dry-run] [--json]
+
+Reads the pod's network and drives the agent the way the Kata runtime does:
+Health.Check; one UpdateInterface per interface (retried with exponential
+backoff and jitter, up to 20 attempts, only while the answer says "Link not
+found": the guest's NIC may still be hot-plugging); one UpdateRoutes with all
+routes; AddARPNeighbors when there are neighbours to copy (UNIMPLEMENTED is
+tolerated).
+
+From a namespace: every link but lo with its MAC, MTU, all addresses (IPv6
+link-local included) and NOARP flag; main-table routes of both families
+except proto kernel; neighbours that are permanent, or the default gateway
+while reachable, with a MAC.
+
+${POD_SOURCE_HELP}
+Options:
+  --dry-run            print the requests (protobuf JSON) and send nothing
+  --addr ADDR, --timeout S (per call), --json
+
+Exit codes: 0 synced; 1 a call failed (CODE: message printed; what was
+applied before it stays); 2 usage or bad input (nothing sent).
+`;
+
+function requestsJson(r: SyncRequests) {
+  return {
+    interfaces: r.interfaces.map((i) => toJson(InterfaceSchema, i)),
+    routes: r.routes.map((x) => toJson(RouteSchema, x)),
+    neighbors: r.neighbors.length,
+    skipped: r.skipped,
+  };
+}
+
+export const sync: Command = {
+  name: "sync",
+  summary: "mirror a pod netns or CNI result into the guest, in the runtime's order",
+  help: HELP,
+  async run(args, ctx) {
+    const flags = parseFlags(args, {
+      "--netns": "value",
+      "--cni-result": "value",
+      "--dry-run": "bool",
+    });
+    const source = podSource(flags);
+    ctx.progress.update(`reading ${source.label}`);
+    const requests = await source.read();
+    if (flags["--dry-run"]) {
+      ctx.progress.clear();
+      ctx.write(`${JSON.stringify(requestsJson(requests), null, ctx.json ? 0 : 2)}\n`);
+      return 0;
+    }
+    const report = await withClient(ctx, (client) =>
+      syncAgent(client, requests, { timeoutMs: ctx.timeoutMs, progress: ctx.progress }),
+    );
+    if (ctx.json) {
+      ctx.write(
+        `${JSON.stringify({
+          interfaces: report.interfaces.map((i) => ({
+            hwAddr: i.hwAddr,
+            name: i.name,
+            attempts: i.attempts,
+          })),
+          routesSent: requests.routes.length,
+          guestRoutes: report.routes.map((r) => toJson(RouteSchema, r)),
+          neighbors: report.neighbors,
+          skipped: requests.skipped,
+        })}\n`,
+      );
+      return 0;
+    }
+    const lines = [`synced ${source.label} into ${ctx.addr}`];
+    for (const i of report.interfaces) {
+      const addrs = i.guest.IPAddresses.map((a) => `${a.address}/${a.mask}`).join(" ");
+      const tries = i.attempts === 1 ? "" : ` (after ${i.attempts} attempts)`;
+      lines.push(`  interface ${i.name} ${i.hwAddr} mtu ${i.guest.mtu}: ${addrs}${tries}`);
+    }
+    for (const s of requests.skipped) lines.push(`  skipped ${s.name}: ${s.why}`);
+    lines.push(
+      `  routes: ${requests.routes.length} sent, the guest's table now has ${report.routes.length}`,
+    );
+    const n = report.neighbors;
+    lines.push(
+      `  neighbours: ${n.sent === 0 ? "none to copy" : `${n.sent} sent${n.unimplemented ? " (agent: UNIMPLEMENTED, ignored)" : ""}`}`,
+    );
+    ctx.write(`${lines.join("\n")}\n`);
+    return 0;
+  },
+};

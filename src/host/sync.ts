@@ -1,0 +1,148 @@
+/**
+ * A pod's network namespace read into the requests the Kata runtime would
+ * send for it (kata-network-semantics.md §5.2): one Interface per link other
+ * than lo, every main-table route on those links except `proto kernel` ones,
+ * and the neighbours worth copying (permanent, or the default gateway while
+ * reachable; always with a MAC).
+ */
+import { existsSync } from "node:fs";
+import { create } from "@bufbuild/protobuf";
+import {
+  type ARPNeighbor,
+  ARPNeighborSchema,
+  type Interface,
+  InterfaceSchema,
+  IPFamily,
+  type Route as ProtoRoute,
+  RouteSchema,
+} from "../gen/types_pb";
+import { defaultDst } from "../net/ip";
+import { IpRunner } from "../net/ip-runner";
+import { IFF, type Link, type Neighbor, type NetState, type Route, rawFlags } from "../net/model";
+
+/** What a sync sends, in the order it is sent. */
+export interface SyncRequests {
+  interfaces: Interface[];
+  routes: ProtoRoute[];
+  neighbors: ARPNeighbor[];
+  /** Links left out, with the reason (for the report). */
+  skipped: { name: string; why: string }[];
+}
+
+const RTNH_F_ONLINK = 4;
+const NUD_REACHABLE = 0x02;
+const NUD_PERMANENT = 0x80;
+const NTF_ROUTER = 0x80;
+const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
+
+function protoFamily(family: 4 | 6): IPFamily {
+  return family === 6 ? IPFamily.v6 : IPFamily.v4;
+}
+
+/** The Interface request for one link: every address, MTU, MAC, NOARP only of the raw flags. */
+export function interfaceRequest(link: Link): Interface {
+  return create(InterfaceSchema, {
+    device: link.name,
+    name: link.name,
+    IPAddresses: link.addresses.map((a) => ({
+      family: protoFamily(a.family),
+      address: a.address,
+      mask: String(a.prefix),
+    })),
+    mtu: BigInt(link.mtu),
+    hwAddr: link.mac,
+    devicePath: "",
+    type: link.kind,
+    rawFlags: rawFlags(link.flags) & IFF.NOARP,
+  });
+}
+
+/** A route as the runtime sends it: default as "", host routes as a /32 or /128 CIDR. */
+export function routeRequest(r: Route): ProtoRoute {
+  return create(RouteSchema, {
+    dest: r.dst === defaultDst(r.family) ? "" : r.dst,
+    gateway: r.gateway ?? "",
+    device: r.dev,
+    source: r.prefsrc ?? "",
+    scope: r.scope,
+    family: protoFamily(r.family),
+    flags: r.onlink ? RTNH_F_ONLINK : 0,
+    mtu: r.mtu,
+  });
+}
+
+function nudBits(n: Neighbor): number {
+  let bits = 0;
+  if (n.state.includes("PERMANENT")) bits |= NUD_PERMANENT;
+  if (n.state.includes("REACHABLE")) bits |= NUD_REACHABLE;
+  return bits;
+}
+
+/**
+ * Pure: the requests for a namespace's state. Links without an Ethernet MAC
+ * (tunnel base devices such as sit0) cannot be found by MAC in the guest,
+ * and links without addresses are unconfigured; both are skipped, as the
+ * runtime's endpoint scan does.
+ */
+export function requestsFromState(state: NetState): SyncRequests {
+  const skipped: SyncRequests["skipped"] = [];
+  const links = state.links.filter((l) => {
+    if (l.name === "lo" || l.flags.includes("LOOPBACK")) return false;
+    if (!MAC.test(l.mac) || l.mac === "00:00:00:00:00:00") {
+      skipped.push({ name: l.name, why: "no Ethernet MAC" });
+      return false;
+    }
+    if (l.addresses.length === 0) {
+      skipped.push({ name: l.name, why: "no addresses" });
+      return false;
+    }
+    return true;
+  });
+  const names = new Set(links.map((l) => l.name));
+  const routes = state.routes.filter((r) => names.has(r.dev) && r.protocol !== "kernel");
+  const gateways = new Set(
+    state.routes
+      .filter((r) => r.gateway && r.dst === defaultDst(r.family))
+      .map((r) => r.gateway as string),
+  );
+  const neighbors = state.neighbors.filter(
+    (n) =>
+      names.has(n.dev) &&
+      MAC.test(n.lladdr) &&
+      (n.state.includes("PERMANENT") || (n.state.includes("REACHABLE") && gateways.has(n.ip))),
+  );
+  return {
+    interfaces: links.map(interfaceRequest),
+    routes: routes.map(routeRequest),
+    neighbors: neighbors.map((n) =>
+      create(ARPNeighborSchema, {
+        toIPAddress: { family: protoFamily(n.family), address: n.ip, mask: "" },
+        device: n.dev,
+        lladdr: n.lladdr,
+        state: nudBits(n),
+        flags: n.router ? NTF_ROUTER : 0,
+      }),
+    ),
+    skipped,
+  };
+}
+
+/**
+ * A `--netns` value to what IpRunner takes: a name under /run/netns stays a
+ * name (`ip -n`), anything with a slash must be an existing file (entered
+ * with nsenter). Returns a reason string when it names nothing.
+ */
+export function resolveNetns(value: string): string | { reason: string } {
+  if (value.includes("/")) {
+    return existsSync(value) ? value : { reason: `${value}: no such file` };
+  }
+  return existsSync(`/run/netns/${value}`)
+    ? value
+    : { reason: `no network namespace named ${JSON.stringify(value)} in /run/netns` };
+}
+
+/** Reads the pod namespace `netns` (a resolved name or path) into requests. */
+export async function readPodRequests(netns: string, ipBinary?: string): Promise<SyncRequests> {
+  const state = await new IpRunner(ipBinary, netns).readState();
+  return requestsFromState(state);
+}

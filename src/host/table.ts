@@ -1,0 +1,56 @@
+/**
+ * Human-readable tables for netagentctl: left-aligned columns, two spaces
+ * apart, a header row, trailing blanks trimmed. Also the one-line forms of
+ * interfaces and routes shared by the list, update and sync commands.
+ */
+import type { Interface, Route } from "../gen/types_pb";
+import { IPFamily } from "../gen/types_pb";
+import { IFF } from "../net/model";
+
+export function renderTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return `${[line(headers), ...rows.map(line)].join("\n")}\n`;
+}
+
+const FLAG_NAMES = ["UP", "NOARP", "LOWER_UP"] as const;
+
+export function interfacesTable(interfaces: readonly Interface[]): string {
+  return renderTable(
+    ["NAME", "MAC", "MTU", "FLAGS", "ADDRESSES"],
+    interfaces.map((i) => [
+      i.name,
+      i.hwAddr,
+      String(i.mtu),
+      FLAG_NAMES.filter((f) => (i.rawFlags & IFF[f]) !== 0)
+        .join(",")
+        .toLowerCase(),
+      i.IPAddresses.map((a) => `${a.address}/${a.mask}`).join(" "),
+    ]),
+  );
+}
+
+const SCOPES: Record<number, string> = { 0: "", 200: "site", 253: "link", 254: "host" };
+
+export function routesTable(routes: readonly Route[]): string {
+  return renderTable(
+    ["FAMILY", "DESTINATION", "GATEWAY", "DEVICE", "SOURCE", "SCOPE", "FLAGS", "MTU"],
+    routes.map((r) => [
+      r.family === IPFamily.v6 ? "v6" : "v4",
+      r.dest === "" || r.dest === "0.0.0.0/0" ? "default" : r.dest,
+      r.gateway,
+      r.device,
+      r.source,
+      SCOPES[r.scope] ?? String(r.scope),
+      (r.flags & 4) !== 0 ? "onlink" : r.flags ? String(r.flags) : "",
+      r.mtu ? String(r.mtu) : "",
+    ]),
+  );
+}
