@@ -12,6 +12,7 @@ import { planLink } from "../net/plan-link";
 import { planNeighborRestore, renderNeighborReplace } from "../net/plan-neighbors";
 import { planRoutes } from "../net/plan-routes";
 import { batchLine, renderRouteOps } from "../net/render-batch";
+import { ipv6Disabled } from "../net/sysctl";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { CallContext, ServiceImpl } from "../ttrpc/service";
 import type { Logger } from "./log";
@@ -76,6 +77,11 @@ export function createNetworkService(
   return {
     async updateInterface(request, ctx) {
       const spec = validateInterface(request.interface);
+      if (spec.addresses.some((a) => a.family === 6) && ipv6Disabled()) {
+        // The Kata agent does the same (3.17): an IPv4-only guest would fail with EACCES.
+        log.warn("IPv6 is disabled in the guest: IPv6 addresses skipped", { hwAddr: spec.mac });
+        spec.addresses = spec.addresses.filter((a) => a.family === 4);
+      }
       return queue.run(async () => {
         const { state, link } = await waitForLink(spec.mac, ctx);
         const lines = planLink(state.links, link, { ...spec, up: true, exactAddresses: false });

@@ -9,6 +9,7 @@ import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
+import { run } from "../helpers/process";
 
 interface IpLink {
   ifindex: number;
@@ -187,6 +188,20 @@ describe("UpdateInterface", () => {
       expect(err.message).toContain(field);
     }
     expect(JSON.stringify(await guest.json("addr", "show"))).toBe(before);
+  });
+
+  it("skips IPv6 addresses when the guest has IPv6 disabled (IPv4-only nodes)", async () => {
+    for (const conf of ["all", "default"]) {
+      await run("ip", ["netns", "exec", guest.name, "sysctl", "-qw", `net.ipv6.conf.${conf}.disable_ipv6=1`]);
+    }
+    await update({
+      hwAddr: MAC,
+      IPAddresses: [
+        { address: "10.0.0.2", mask: "24" },
+        { family: IPFamily.v6, address: "fd00::2", mask: "64" },
+      ],
+    });
+    expect(addrs(await link("ens3"))).toEqual(["10.0.0.2/24"]);
   });
 
   it("a failure part-way puts the link back as it was", async () => {

@@ -1,0 +1,17 @@
+/** Kernel settings the network handlers consult. */
+import { readFileSync } from "node:fs";
+
+/**
+ * True when IPv6 is off for new and existing links (both `all` and
+ * `default` disable_ipv6 are 1, or there is no IPv6 at all), as on
+ * IPv4-only GKE nodes: adding an IPv6 address would then fail with EACCES.
+ */
+export function ipv6Disabled(root = "/proc/sys/net/ipv6/conf"): boolean {
+  try {
+    const all = readFileSync(`${root}/all/disable_ipv6`, "utf8").trim();
+    const def = readFileSync(`${root}/default/disable_ipv6`, "utf8").trim();
+    return all === "1" && def === "1";
+  } catch {
+    return true;
+  }
+}
