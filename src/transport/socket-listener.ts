@@ -12,7 +12,9 @@ export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): voi
   const channel = {
     peer,
     write(bytes: Uint8Array) {
-      if (open && !socket.destroyed) socket.write(bytes);
+      // Back-pressure, as Go's blocking writes give it: while the peer is not
+      // reading its answers, stop reading its requests, or they pile up here.
+      if (open && !socket.destroyed && !socket.write(bytes)) socket.pause();
     },
     close() {
       socket.destroy();
@@ -24,6 +26,7 @@ export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): voi
     return;
   }
   socket.on("data", (chunk: Buffer) => sink.receive(chunk));
+  socket.on("drain", () => socket.resume());
   socket.on("error", () => {});
   socket.on("close", () => {
     open = false;
