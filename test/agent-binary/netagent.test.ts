@@ -4,7 +4,7 @@
  * 2, binding vsock, and stopping on SIGTERM. Every process is started here
  * and stopped by its PID.
  */
-import { closeSync } from "node:fs";
+import { closeSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import pkg from "../../package.json" with { type: "json" };
 import { vsockListenFd } from "../../src/transport/vsock";
@@ -139,6 +139,53 @@ describe("dist/netagent connection limit", () => {
       expect([...(await four.check())].slice(4, 9)).toEqual([0, 0, 0, 3, 2]);
       two.socket.destroy();
       four.socket.destroy();
+    } finally {
+      await agent.stop();
+    }
+  });
+});
+
+describe("dist/netagent and a peer that does not read", () => {
+  it("stops reading its requests instead of queueing answers, and serves others", async () => {
+    goPrograms();
+    const agent = await startAgent(["--log-level", "warn"]);
+    try {
+      const { connect } = await import("node:net");
+      const rssKiB = () =>
+        Number(
+          /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.child.pid}/status`, "utf8"))?.[1],
+        );
+      const before = rssKiB();
+      const peer = connect(agent.socket);
+      await new Promise((resolve) => peer.once("connect", resolve));
+      peer.pause();
+      const n = 100_000;
+      const request = pbEncodeRequest({ service: "grpc.Health", method: "Check" });
+      const frames = Buffer.concat(
+        Array.from({ length: n }, (_, i) => encodeFrame(2 * i + 1, FrameType.Request, 0, request)),
+      );
+      peer.write(frames);
+      // Meanwhile another connection is served, and gives the agent time to
+      // read whatever it is going to read from the peer.
+      const [step] = await goClient(agent.socket, [{ method: "Check", n: 5_000, c: 4 }], {
+        summary: true,
+      });
+      expect(step?.codes).toEqual({ "0": 5_000 });
+      // 100,000 queued answers cost the agent ~100 MiB before back-pressure.
+      expect(rssKiB() - before).toBeLessThan(48 * 1024);
+      // Once the peer reads, every request is answered.
+      let received = 0;
+      peer.on("data", (d: Buffer) => {
+        received += d.length;
+      });
+      peer.resume();
+      const answerLength = 10 + 6; // header + 0a 00 12 02 08 01
+      await waitFor(() => received >= n * answerLength, {
+        timeoutMs: 30_000,
+        what: `${n} answers`,
+      });
+      expect(received).toBe(n * answerLength);
+      peer.destroy();
     } finally {
       await agent.stop();
     }
