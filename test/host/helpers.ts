@@ -1,0 +1,244 @@
+/**
+ * What the host-side namespace tests share: running dist/netagentctl, a
+ * pod wired by the real CNI ptp plugin from a private host netns, a guest
+ * netns with an agent, and `ip -json` snapshots for before/after checks.
+ * Every namespace is named uniquely and removed by the caller's cleanup.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { RunningAgent } from "../helpers/agent";
+import { Netns, randomMac } from "../helpers/netns";
+import { type Child, start } from "../helpers/process";
+import { type TempDir, tempDir } from "../helpers/tmp";
+import { waitFor } from "../helpers/wait";
+
+export const NETAGENTCTL = fileURLToPath(new URL("../../dist/netagentctl", import.meta.url));
+export const CNI_PATH = "/usr/lib/cni";
+
+export interface CtlResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs dist/netagentctl with `args` (stdin from `input` when given). */
+export function ctl(
+  args: readonly string[],
+  input?: string,
+  timeoutMs = 60_000,
+): Promise<CtlResult> {
+  if (!existsSync(NETAGENTCTL)) throw new Error(`${NETAGENTCTL} missing: run \`npm run build\``);
+  return runWithInput(NETAGENTCTL, args, input, timeoutMs);
+}
+
+/** Starts dist/netagentctl without waiting (for the late hot-plug test). */
+export function startCtl(args: readonly string[]): Child {
+  return start(NETAGENTCTL, args);
+}
+
+function runWithInput(
+  file: string,
+  args: readonly string[],
+  input: string | undefined,
+  timeoutMs: number,
+): Promise<CtlResult> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(file, args, { stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    p.stdout.setEncoding("utf8").on("data", (s: string) => {
+      stdout += s;
+    });
+    p.stderr.setEncoding("utf8").on("data", (s: string) => {
+      stderr += s;
+    });
+    const timer = setTimeout(() => {
+      p.kill("SIGKILL");
+      reject(new Error(`${file} ${args.join(" ")}: timed out\n${stderr}`));
+    }, timeoutMs);
+    p.once("error", reject);
+    p.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    p.stdin.end(input ?? "");
+  });
+}
+
+/** A pod netns wired by CNI ptp + host-local, run inside its own private host netns. */
+export class PtpPod {
+  result: Record<string, unknown> = {};
+
+  private constructor(
+    readonly host: Netns,
+    readonly pod: Netns,
+    private readonly dir: TempDir,
+    private readonly conf: string,
+  ) {}
+
+  static async create(subnet = "10.248.246.144/28"): Promise<PtpPod> {
+    const host = await Netns.create("nh5h");
+    const pod = await Netns.create("nh5p");
+    const dir = tempDir("netagent-ptp-");
+    const conf = JSON.stringify({
+      cniVersion: "1.0.0",
+      name: "t",
+      type: "ptp",
+      ipMasq: false,
+      ipam: {
+        type: "host-local",
+        subnet,
+        routes: [{ dst: "0.0.0.0/0" }],
+        dataDir: dir.join("ipam"),
+      },
+    });
+    const p = new PtpPod(host, pod, dir, conf);
+    const r = await p.cni("ADD");
+    if (r.code !== 0) {
+      await p.remove();
+      throw new Error(`ptp ADD failed (${r.code}): ${r.stdout}${r.stderr}`);
+    }
+    p.result = JSON.parse(r.stdout);
+    // sync copies the IPv6 link-local address, which comes once the veth has carrier.
+    await waitFor(async () => (await p.addresses()).some((a) => a.startsWith("fe80:")), {
+      what: "the pod's IPv6 link-local address",
+    });
+    return p;
+  }
+
+  private cni(command: "ADD" | "DEL"): Promise<CtlResult> {
+    return runWithInput(
+      "ip",
+      [
+        "netns",
+        "exec",
+        this.host.name,
+        "env",
+        `CNI_COMMAND=${command}`,
+        `CNI_CONTAINERID=t-${this.pod.name}`,
+        `CNI_NETNS=/run/netns/${this.pod.name}`,
+        "CNI_IFNAME=eth0",
+        `CNI_PATH=${CNI_PATH}`,
+        `${CNI_PATH}/ptp`,
+      ],
+      this.conf,
+      30_000,
+    );
+  }
+
+  async mac(): Promise<string> {
+    const [link] = await this.pod.json<{ address: string }[]>("link", "show", "eth0");
+    return link?.address as string;
+  }
+
+  async addresses(): Promise<string[]> {
+    const [link] = await this.pod.json<{ addr_info: { local: string; prefixlen: number }[] }[]>(
+      "addr",
+      "show",
+      "eth0",
+    );
+    return (link?.addr_info ?? []).map((a) => `${a.local}/${a.prefixlen}`);
+  }
+
+  async remove(): Promise<void> {
+    try {
+      await this.cni("DEL");
+    } finally {
+      await this.pod.remove();
+      await this.host.remove();
+      this.dir.remove();
+    }
+  }
+}
+
+/** A guest netns: a veth `guestIf` with `mac` (peer up), and dist/netagent on a unix socket. */
+export class Guest {
+  private constructor(
+    readonly ns: Netns,
+    readonly agent: RunningAgent,
+  ) {}
+
+  get addr(): string {
+    return `unix://${this.agent.socket}`;
+  }
+
+  static async create(mac?: string, guestIf = "gst0"): Promise<Guest> {
+    const ns = await Netns.create("nh5g");
+    try {
+      if (mac) await addVeth(ns, guestIf, mac);
+      return new Guest(ns, await ns.startAgent());
+    } catch (err) {
+      await ns.remove();
+      throw err;
+    }
+  }
+
+  async remove(): Promise<void> {
+    try {
+      await this.agent.stop();
+    } finally {
+      await this.ns.remove();
+    }
+  }
+}
+
+/** A veth pair in `ns`: `name` with `mac`, its peer `name`p; both up. */
+export async function addVeth(ns: Netns, name: string, mac: string): Promise<void> {
+  await ns.ip("link", "add", name, "address", mac, "type", "veth", "peer", "name", `${name}p`);
+  await ns.ip("link", "set", `${name}p`, "up");
+  await ns.ip("link", "set", name, "up");
+}
+
+/** Everything sync or a bad call could change, as `ip -json` prints it. */
+export async function snapshot(ns: Netns): Promise<string> {
+  const parts = await Promise.all([
+    ns.ip("-json", "link", "show"),
+    ns.ip("-json", "addr", "show"),
+    ns.ip("-json", "route", "show", "table", "main"),
+    ns.ip("-json", "-6", "route", "show", "table", "main"),
+    ns.ip("-json", "neigh", "show", "nud", "permanent"),
+  ]);
+  // Counters and timers move by themselves; the configuration must not.
+  return parts
+    .map((p) =>
+      JSON.stringify(JSON.parse(p || "[]"), (k, v) =>
+        k === "used" || k === "valid_life_time" || k === "preferred_life_time" ? undefined : v,
+      ),
+    )
+    .join("\n");
+}
+
+export interface PlainRoute {
+  dst: string;
+  gateway?: string;
+  dev?: string;
+  prefsrc?: string;
+  scope?: string;
+}
+
+/** Non-kernel main-table routes of both families, via an independent `ip -json route`. */
+export async function userRoutes(ns: Netns): Promise<PlainRoute[]> {
+  const read = (...fam: string[]) =>
+    ns.json<(PlainRoute & { protocol?: string })[]>(...fam, "route", "show", "table", "main");
+  const all = [...(await read()), ...(await read("-6"))];
+  return all
+    .filter((r) => r.protocol !== "kernel")
+    .map(({ dst, gateway, dev, prefsrc, scope }) => ({
+      dst,
+      ...(gateway ? { gateway } : {}),
+      ...(dev ? { dev } : {}),
+      ...(prefsrc ? { prefsrc } : {}),
+      ...(scope && scope !== "global" ? { scope } : {}),
+    }))
+    .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+}
+
+/** Writes `content` to a file in `dir` and returns its path. */
+export function writeJson(dir: TempDir, name: string, content: unknown): string {
+  const path = dir.join(name);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+export { Netns, randomMac, tempDir, waitFor };
