@@ -1,0 +1,130 @@
+/**
+ * Row 6: the agent's memory (VmRSS from /proc/PID/status). Idle after the
+ * first Check and 2 s of quiet, against the runtime floor's; peak (VmHWM,
+ * reset with clear_refs 5 before each phase) during 100,000 Check calls
+ * and during a 10,000-route UpdateRoutes; RSS sampled after every 10,000
+ * calls and its slope fitted from 10,000 calls on.
+ */
+import { AgentClient } from "../../src/host/client";
+import type { RunningAgent } from "../../test/helpers/agent";
+import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
+import { hwmKiB, resetPeak, rssKiB } from "../lib/proc";
+import { updateRoutesPayload } from "../lib/route-set";
+import type { Row } from "../lib/row";
+import { median, slope, summarize } from "../lib/stats";
+
+export interface MemoryOptions {
+  calls: number;
+  concurrency: number;
+  routes: number;
+  /** The floor's idle RSS samples (KiB), from the cold-start row. */
+  floorIdleKiB: number[];
+}
+
+const CHECK_PAYLOAD = new Uint8Array(0);
+const MiB = (kib: number) => kib / 1024;
+
+export async function memoryRows(o: MemoryOptions): Promise<Row[]> {
+  const ns = await createBenchNetns();
+  let agent: RunningAgent | undefined;
+  let client: AgentClient | undefined;
+  try {
+    agent = await ns.startAgent(["--log-level", "warn"]);
+    const pid = agent.child.pid;
+    client = await AgentClient.connect(`unix://${agent.socket}`);
+    const c = client;
+    await c.raw("grpc.Health", "Check", CHECK_PAYLOAD);
+    await Bun.sleep(2000);
+    const idle = rssKiB(pid);
+
+    const step = 10_000;
+    const samples: { calls: number; kib: number }[] = [];
+    resetPeak(pid);
+    let done = 0;
+    while (done < o.calls) {
+      const target = Math.min(done + step, o.calls);
+      let next = done;
+      const worker = async () => {
+        while (next < target) {
+          next++;
+          await c.raw("grpc.Health", "Check", CHECK_PAYLOAD);
+        }
+      };
+      await Promise.all(Array.from({ length: o.concurrency }, worker));
+      done = target;
+      samples.push({ calls: done, kib: rssKiB(pid) });
+    }
+    const checkPeak = hwmKiB(pid);
+    const after = samples.filter((s) => s.calls >= step);
+    // KiB per 10,000 calls, from 10,000 calls on.
+    const perStep = slope(
+      after.map((s) => s.calls / step),
+      after.map((s) => s.kib),
+    );
+
+    await resetRoutes(ns);
+    const payload = updateRoutesPayload(o.routes);
+    resetPeak(pid);
+    await c.raw("grpc.AgentService", "UpdateRoutes", payload, { timeoutMs: 300_000 });
+    const routesPeak = hwmKiB(pid);
+    const afterRoutes = rssKiB(pid);
+    await resetRoutes(ns);
+
+    const floorIdle = median(o.floorIdleKiB);
+    const cmd = "bun bench/run.ts --rows 6";
+    const growth = (perStep * (after.length - 1)) / 1024;
+    return [
+      {
+        id: "6",
+        what: "idle RSS after the first Check + 2 s",
+        unit: "MiB",
+        ours: MiB(idle),
+        reference: MiB(floorIdle),
+        referenceWhat: "Bun floor, same wait",
+        ratio: idle / floorIdle,
+        referenceStats: summarize(o.floorIdleKiB.map(MiB)),
+        goal: "<= 32 MiB",
+        met: MiB(idle) <= 32,
+        commands: [cmd, "by hand: grep VmRSS /proc/$(pidof netagent)/status"],
+      },
+      {
+        id: "6",
+        what: `peak RSS during ${o.calls.toLocaleString("en")} Check calls (TS client, concurrency ${o.concurrency})`,
+        unit: "MiB",
+        ours: MiB(checkPeak),
+        oursStats: summarize(samples.map((s) => MiB(s.kib))),
+        notes: [
+          `RSS after each 10,000 calls (MiB): ${samples.map((s) => MiB(s.kib).toFixed(1)).join(", ")}`,
+        ],
+        commands: [
+          cmd,
+          "by hand: echo 5 > /proc/PID/clear_refs; (calls); grep VmHWM /proc/PID/status",
+        ],
+      },
+      {
+        id: "6",
+        what: "RSS slope across the Check calls, from 10,000 calls on",
+        unit: "KiB/10k calls",
+        ours: perStep,
+        goal: "no growth after 10,000 calls (fitted growth < 1 MiB over the rest)",
+        met: growth < 1,
+        notes: [
+          `fitted growth over the last ${(o.calls - step).toLocaleString("en")} calls: ${growth.toFixed(2)} MiB`,
+        ],
+        commands: [cmd],
+      },
+      {
+        id: "6",
+        what: `peak RSS during one ${o.routes.toLocaleString("en")}-route UpdateRoutes`,
+        unit: "MiB",
+        ours: MiB(routesPeak),
+        notes: [`RSS right after: ${MiB(afterRoutes).toFixed(1)} MiB`],
+        commands: [cmd],
+      },
+    ];
+  } finally {
+    client?.close();
+    await agent?.stop().catch(() => {});
+    await ns.remove();
+  }
+}

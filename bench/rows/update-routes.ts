@@ -1,0 +1,193 @@
+/**
+ * Rows 3 and 4: UpdateRoutes end to end through the agent's socket, the
+ * agent inside a fresh netns, against iproute2 doing the same work directly.
+ *
+ * Row 3: N routes into a table holding none of them (reset before every
+ * run) vs `ip -n NS -batch -` of the very lines the agent writes.
+ * Row 4: the same request again (nothing to change) vs one
+ * `ip -n NS -json route show` of that table.
+ * Runs alternate A B / B A; the medians of the pairs are reported.
+ */
+import { fromBinary } from "@bufbuild/protobuf";
+import { RoutesSchema } from "../../src/gen/agent_pb";
+import { AgentClient } from "../../src/host/client";
+import type { RunningAgent } from "../../test/helpers/agent";
+import { countRoutes, createBenchNetns, resetRoutes } from "../lib/bench-netns";
+import { batchText, updateRoutesPayload } from "../lib/route-set";
+import type { Row } from "../lib/row";
+import { fitExponent, median, summarize } from "../lib/stats";
+
+export interface UpdateRoutesOptions {
+  counts: number[];
+  /** Pairs per count; counts >= 50,000 get `bigPairs`. */
+  pairs: number;
+  bigPairs: number;
+  /** Counts at which row 4 (the no-change call) is measured. */
+  noChangeCounts: number[];
+  noChangePairs: number;
+}
+
+const CALL_TIMEOUT_MS = 300_000;
+
+/** Spawns `ip` like the agent's IpRunner does (Bun.spawn, piped stdio); returns ms and stdout. */
+async function timeIp(args: string[], stdin?: string): Promise<{ ms: number; stdout: string }> {
+  const t0 = performance.now();
+  const proc = Bun.spawn(["ip", ...args], {
+    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  const ms = performance.now() - t0;
+  if (code !== 0) throw new Error(`ip ${args.join(" ")}: exit ${code}: ${stderr}`);
+  return { ms, stdout };
+}
+
+export async function updateRoutesRows(o: UpdateRoutesOptions): Promise<Row[]> {
+  const ns = await createBenchNetns();
+  let agent: RunningAgent | undefined;
+  let client: AgentClient | undefined;
+  try {
+    agent = await ns.startAgent(["--log-level", "warn"]);
+    client = await AgentClient.connect(`unix://${agent.socket}`);
+    const c = client;
+    const call = async (payload: Uint8Array) => {
+      const t0 = performance.now();
+      const reply = await c.raw("grpc.AgentService", "UpdateRoutes", payload, {
+        timeoutMs: CALL_TIMEOUT_MS,
+      });
+      return { ms: performance.now() - t0, reply };
+    };
+    // Warm-up (JIT, page cache of ip), not counted.
+    await call(updateRoutesPayload(100));
+    await resetRoutes(ns);
+    await timeIp(["-n", ns.name, "-batch", "-"], batchText(100));
+    await resetRoutes(ns);
+
+    const rows: Row[] = [];
+    const points: { x: number; y: number }[] = [];
+    const refPoints: { x: number; y: number }[] = [];
+    for (const n of o.counts) {
+      const payload = updateRoutesPayload(n);
+      const text = batchText(n);
+      const pairs = n >= 50_000 ? o.bigPairs : o.pairs;
+      const a: number[] = [];
+      const b: number[] = [];
+      const runA = async (check: boolean) => {
+        await resetRoutes(ns);
+        const r = await call(payload);
+        a.push(r.ms);
+        if (check) {
+          const got = fromBinary(RoutesSchema, r.reply).Routes.filter((x) => x.gateway).length;
+          if (got !== n) throw new Error(`UpdateRoutes ${n}: reply has ${got} gateway routes`);
+        }
+      };
+      const runB = async (check: boolean) => {
+        await resetRoutes(ns);
+        b.push((await timeIp(["-n", ns.name, "-batch", "-"], text)).ms);
+        if (check && (await countRoutes(ns)) !== n + 1) throw new Error(`ip -batch ${n}: count`);
+      };
+      for (let i = 0; i < pairs; i++) {
+        if (i % 2 === 0) {
+          await runA(i === 0);
+          await runB(i === 0);
+        } else {
+          await runB(false);
+          await runA(false);
+        }
+      }
+      const ratios = a.map((x, i) => x / (b[i] as number));
+      const ours = median(a);
+      if (n >= 1000) {
+        points.push({ x: n, y: ours });
+        refPoints.push({ x: n, y: median(b) });
+      }
+      rows.push({
+        id: "3",
+        what: `UpdateRoutes ${n.toLocaleString("en")} routes, end to end (empty table -> N)`,
+        unit: "ms",
+        ours,
+        reference: median(b),
+        referenceWhat: "ip -batch",
+        ratio: median(ratios),
+        ratioNote: "median of per-pair ratios ours/ip",
+        oursStats: summarize(a),
+        referenceStats: summarize(b),
+        ratioStats: summarize(ratios),
+        ...(n >= 1000 ? { goal: "ratio <= 1.3", met: median(ratios) <= 1.3 } : {}),
+        ...(pairs < o.pairs ? { notes: [`${pairs} pairs at this size (time budget)`] } : {}),
+        commands: [
+          `bun bench/run.ts --rows 3 --counts ${n} --pairs ${pairs}`,
+          `by hand: ip netns add NS; ip -n NS link set lo up; ip -n NS link add eth0 type veth peer name peer0; ip -n NS link set peer0 up; ip -n NS link set eth0 up; ip -n NS addr add 10.0.0.2/24 dev eth0`,
+          `ours: ip netns exec NS dist/netagent --listen unix:///tmp/nb.sock --log-level warn & then UpdateRoutes with routes 10.(1+i/256).(i%256).0/24 via 10.0.0.1 dev eth0, i < ${n} (bun bench/tools/routes.ts ${n} --json gives the request)`,
+          `floor: bun bench/tools/routes.ts ${n} --batch > /tmp/r.batch; time ip -n NS -batch - < /tmp/r.batch`,
+          "between runs: ip -n NS route flush table main proto boot",
+        ],
+      });
+    }
+    if (points.length >= 2) {
+      const k = fitExponent(points);
+      rows.push({
+        id: "3",
+        what: `UpdateRoutes time ~ N^k, k fitted (log-log least squares) over N = ${points.map((p) => p.x.toLocaleString("en")).join(", ")}`,
+        unit: "exponent",
+        ours: k,
+        reference: fitExponent(refPoints),
+        referenceWhat: "ip -batch's k",
+        goal: "k <= 1.1",
+        met: k <= 1.1,
+        commands: ["bun bench/run.ts --rows 3"],
+      });
+    }
+
+    for (const n of o.noChangeCounts) {
+      const payload = updateRoutesPayload(n);
+      await resetRoutes(ns);
+      await call(payload);
+      const a: number[] = [];
+      const b: number[] = [];
+      const show = ["-n", ns.name, "-json", "route", "show"];
+      for (let i = 0; i < o.noChangePairs; i++) {
+        const runA = async () => a.push((await call(payload)).ms);
+        const runB = async () => b.push((await timeIp(show)).ms);
+        if (i % 2 === 0) {
+          await runA();
+          await runB();
+        } else {
+          await runB();
+          await runA();
+        }
+      }
+      const ratios = a.map((x, i) => x / (b[i] as number));
+      rows.push({
+        id: "4",
+        what: `UpdateRoutes again, same ${n.toLocaleString("en")} routes (no change)`,
+        unit: "ms",
+        ours: median(a),
+        reference: median(b),
+        referenceWhat: "ip -json route show",
+        ratio: median(ratios),
+        ratioNote: "median of per-pair ratios",
+        oursStats: summarize(a),
+        referenceStats: summarize(b),
+        ratioStats: summarize(ratios),
+        goal: "ratio < 2",
+        met: median(ratios) < 2,
+        commands: [
+          `bun bench/run.ts --rows 4 --no-change-counts ${n}`,
+          `floor: time ip -n NS -json route show >/dev/null (with the ${n} routes in place)`,
+        ],
+      });
+    }
+    return rows;
+  } finally {
+    client?.close();
+    await agent?.stop().catch(() => {});
+    await ns.remove();
+  }
+}
