@@ -192,7 +192,14 @@ describe("UpdateInterface", () => {
 
   it("skips IPv6 addresses when the guest has IPv6 disabled (IPv4-only nodes)", async () => {
     for (const conf of ["all", "default"]) {
-      await run("ip", ["netns", "exec", guest.name, "sysctl", "-qw", `net.ipv6.conf.${conf}.disable_ipv6=1`]);
+      await run("ip", [
+        "netns",
+        "exec",
+        guest.name,
+        "sysctl",
+        "-qw",
+        `net.ipv6.conf.${conf}.disable_ipv6=1`,
+      ]);
     }
     await update({
       hwAddr: MAC,
