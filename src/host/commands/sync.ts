@@ -2,16 +2,19 @@
 import { toJson } from "@bufbuild/protobuf";
 import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
 import { syncAgent } from "../drive-agent";
+import { KATA_RETRY } from "../retry";
 import type { SyncRequests } from "../sync";
-import { type Command, parseFlags, withClient } from "./common";
+import { type Command, parseFlags, UsageError, withClient } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";
 
-const HELP = `usage: netagentctl sync (--netns NAME|PATH | --cni-result FILE) [--addr ADDR] [--dry-run] [--json]
+const HELP = `usage: netagentctl sync (--netns NAME|PATH | --cni-result FILE) [--addr ADDR]
+                        [--attempts N] [--dry-run] [--json]
 
 Reads the pod's network and drives the agent the way the Kata runtime does:
 Health.Check; one UpdateInterface per interface (retried with exponential
-backoff and jitter, up to 20 attempts, only while the answer says "Link not
-found": the guest's NIC may still be hot-plugging); one UpdateRoutes with all
+backoff and jitter, 20 ms·2^n capped at 2 s plus 0-100 ms, up to 20 attempts,
+only while the answer says "Link not found": the guest's NIC may still be
+hot-plugging; the agent itself waits for the link until the call's deadline); one UpdateRoutes with all
 routes; AddARPNeighbors when there are neighbours to copy (UNIMPLEMENTED is
 tolerated).
 
@@ -22,6 +25,7 @@ while reachable, with a MAC.
 
 ${POD_SOURCE_HELP}
 Options:
+  --attempts N         UpdateInterface attempts per interface (default 20)
   --dry-run            print the requests (protobuf JSON) and send nothing
   --addr ADDR, --timeout S (per call), --json
 
@@ -46,8 +50,16 @@ export const sync: Command = {
     const flags = parseFlags(args, {
       "--netns": "value",
       "--cni-result": "value",
+      "--attempts": "value",
       "--dry-run": "bool",
     });
+    const attempts =
+      flags["--attempts"] === undefined ? KATA_RETRY.attempts : Number(flags["--attempts"]);
+    if (!Number.isInteger(attempts) || attempts < 1 || attempts > 100) {
+      throw new UsageError(
+        `--attempts: ${JSON.stringify(flags["--attempts"])} is not a count from 1 to 100`,
+      );
+    }
     const source = podSource(flags);
     ctx.progress.update(`reading ${source.label}`);
     const requests = await source.read();
@@ -57,7 +69,11 @@ export const sync: Command = {
       return 0;
     }
     const report = await withClient(ctx, (client) =>
-      syncAgent(client, requests, { timeoutMs: ctx.timeoutMs, progress: ctx.progress }),
+      syncAgent(client, requests, {
+        timeoutMs: ctx.timeoutMs,
+        progress: ctx.progress,
+        retry: { ...KATA_RETRY, attempts },
+      }),
     );
     if (ctx.json) {
       ctx.write(
