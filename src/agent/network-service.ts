@@ -128,7 +128,7 @@ export function createNetworkService(
           );
           if (err instanceof IpBatchError && err.lineIndex !== undefined && ops[err.lineIndex]) {
             const op = ops[err.lineIndex] as (typeof ops)[number];
-            const verb = op.op === "replace" ? "route" : "removing route";
+            const verb = op.op === "delete" ? "removing route" : "route";
             throw new TtrpcError(`${verb} ${describeRoute(op.route)}: ${err.ipMessage}`, err.code, {
               cause: err,
             });

@@ -14,12 +14,21 @@
  *   gateway is reachable when its route is added; gateway routes that
  *   overwrite a link route come last of all replaces, for the same reason;
  * - every other non-kernel route is stale and deleted last: no window without
- *   routes.
+ *   routes;
+ * - several routes may share a key when they are on different links (the
+ *   kernel makes a prefix route per link, even for the same subnet, and
+ *   fe80::/64 on every link), and `replace` overwrites the FIRST route with
+ *   its key whatever its link. So a route whose key is held by a route that
+ *   stays is added with `append`, and only the route a `replace` really
+ *   overwrites is spared an explicit delete. IPv6 cannot hold two routes
+ *   with the same key, link and gateway: such a leftover is deleted just
+ *   before the append, the one delete that is not last.
  */
 import { type Route, routeIdentity, routeKey } from "./model";
 
 export type RouteOp =
   | { op: "replace"; route: Route }
+  | { op: "append"; route: Route }
   | { op: "delete"; route: Route; reason: "superseded" | "stale" };
 
 export interface PlanOptions {
@@ -57,34 +66,71 @@ export function planRoutes(
   const managed = current.filter(isManaged);
   const currentIds = new Set(managed.map((r) => routeIdentity(r, exact)));
   const targetIds = new Set(target.map((r) => routeIdentity(r, exact)));
-  const targetKeys = new Set(target.map(routeKey));
 
-  // Keys of current routes without a gateway: a gateway route replacing one
-  // of them (the PTP subnet route) may take away the route that makes other
-  // gateways reachable, so such overwrites go after the other gateway routes.
-  const linkRouteKeys = new Set(managed.filter((r) => !r.gateway).map(routeKey));
+  // Keys held by a route that stays: a `replace` there would overwrite it.
+  const held = new Set(managed.filter((r) => targetIds.has(routeIdentity(r, exact))).map(routeKey));
+  // Current routes the plan already accounts for (overwritten or deleted early).
+  const overwritten = new Set<Route>();
   const withoutGateway: RouteOp[] = [];
   const withGateway: RouteOp[] = [];
-  const overwritingLinkRoutes: RouteOp[] = [];
   for (const route of target) {
     if (currentIds.has(routeIdentity(route, exact))) continue;
-    const op: RouteOp = { op: "replace", route };
-    if (!route.gateway) withoutGateway.push(op);
-    else if (linkRouteKeys.has(routeKey(route))) overwritingLinkRoutes.push(op);
-    else withGateway.push(op);
+    const key = routeKey(route);
+    const ops = route.gateway ? withGateway : withoutGateway;
+    let op: RouteOp;
+    if (held.has(key)) {
+      // IPv6 refuses a second route with the same key, link and gateway
+      // ("File exists") and `replace` cannot choose what it overwrites, so
+      // a leftover twin goes just before the append (the only early delete).
+      const twin =
+        route.family === 6
+          ? managed.find(
+              (r) =>
+                routeKey(r) === key &&
+                r.dev === route.dev &&
+                r.gateway === route.gateway &&
+                !targetIds.has(routeIdentity(r, exact)) &&
+                !overwritten.has(r),
+            )
+          : undefined;
+      if (twin) {
+        overwritten.add(twin);
+        ops.push({ op: "delete", route: twin, reason: "superseded" });
+      }
+      op = { op: "append", route };
+    } else {
+      const victim = firstWithKey(current, route);
+      if (victim) overwritten.add(victim);
+      held.add(key);
+      op = { op: "replace", route };
+    }
+    ops.push(op);
   }
 
   const superseded: RouteOp[] = [];
   const stale: RouteOp[] = [];
   for (const route of managed) {
     if (targetIds.has(routeIdentity(route, exact))) continue;
-    // `replace` of a target route with the same key overwrites this one.
-    if (targetKeys.has(routeKey(route))) continue;
+    if (overwritten.has(route)) continue;
     if (!exact && route.protocol === "kernel") {
       if (supersedes(route)) superseded.push({ op: "delete", route, reason: "superseded" });
       continue;
     }
     stale.push({ op: "delete", route, reason: "stale" });
   }
-  return [...withoutGateway, ...withGateway, ...overwritingLinkRoutes, ...superseded, ...stale];
+  return [...withoutGateway, ...withGateway, ...superseded, ...stale];
+}
+
+/**
+ * The route `replace` of `route` overwrites: the first with its key (IPv6
+ * prefers one that, like it, has or lacks a gateway: fib6_add_rt2node).
+ */
+function firstWithKey(table: readonly Route[], route: Route): Route | undefined {
+  const key = routeKey(route);
+  const same = table.filter((r) => routeKey(r) === key);
+  if (route.family === 6) {
+    const like = same.find((r) => (r.gateway !== undefined) === (route.gateway !== undefined));
+    if (like) return like;
+  }
+  return same[0];
 }

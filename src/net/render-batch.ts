@@ -35,9 +35,9 @@ function routeSelector(r: Route): (string | number)[] {
   return t;
 }
 
-/** `route replace ...` with every attribute of the route. */
-export function renderRouteReplace(r: Route): string {
-  const t = ["route", "replace", ...routeSelector(r)];
+/** `route replace ...` (or `append`) with every attribute of the route. */
+export function renderRouteReplace(r: Route, verb: "replace" | "append" = "replace"): string {
+  const t = ["route", verb, ...routeSelector(r)];
   if (r.gateway) t.push("via", r.gateway);
   if (r.dev) t.push("dev", r.dev);
   if (r.prefsrc) t.push("src", r.prefsrc);
@@ -49,17 +49,24 @@ export function renderRouteReplace(r: Route): string {
   return batchLine(t);
 }
 
-/** `route del ...` naming the route's key, device and gateway. */
+/**
+ * `route del ...` naming every attribute the kernel can select on. Several
+ * routes may share a key and a device (a kernel prefix route and the
+ * requested route that replaced its twin on another link), and the kernel
+ * deletes the first that matches what is given: key, device and gateway
+ * alone can hit the wrong one. Scope, source and protocol make it exact.
+ */
 export function renderRouteDelete(r: Route): string {
   const t = ["route", "del", ...routeSelector(r)];
   if (r.gateway) t.push("via", r.gateway);
   if (r.dev) t.push("dev", r.dev);
-  t.push("metric", r.metric, "table", "main");
+  if (r.prefsrc) t.push("src", r.prefsrc);
+  t.push("scope", r.scope, "metric", r.metric, "proto", r.protocol, "table", "main");
   return batchLine(t);
 }
 
 export function renderRouteOps(ops: readonly RouteOp[]): string[] {
   return ops.map((o) =>
-    o.op === "replace" ? renderRouteReplace(o.route) : renderRouteDelete(o.route),
+    o.op === "delete" ? renderRouteDelete(o.route) : renderRouteReplace(o.route, o.op),
   );
 }
