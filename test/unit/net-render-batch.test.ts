@@ -145,27 +145,27 @@ describe("renderRouteDelete", () => {
     [
       "IPv4 default",
       r({ gateway: "192.0.2.1" }),
-      "route del 0.0.0.0/0 via 192.0.2.1 dev eth0 metric 0 table main",
+      "route del 0.0.0.0/0 via 192.0.2.1 dev eth0 scope 0 metric 0 proto boot table main",
     ],
     [
-      "IPv4 scope link (scope and src not needed to select it)",
+      "IPv4 kernel route: scope, src and proto select it among same-key twins",
       r({ dst: "10.0.0.0/24", prefsrc: "10.0.0.2", scope: 253, protocol: "kernel" }),
-      "route del 10.0.0.0/24 dev eth0 metric 0 table main",
+      "route del 10.0.0.0/24 dev eth0 src 10.0.0.2 scope 253 metric 0 proto kernel table main",
     ],
     [
       "IPv6 kernel prefix route",
       r({ family: 6, dst: "2001:db8::/64", metric: 256, protocol: "kernel" }),
-      "route del 2001:db8::/64 dev eth0 metric 256 table main",
+      "route del 2001:db8::/64 dev eth0 scope 0 metric 256 proto kernel table main",
     ],
     [
       "IPv6 default",
       r({ family: 6, dst: "::/0", gateway: "fe80::1", metric: 1024 }),
-      "route del ::/0 via fe80::1 dev eth0 metric 1024 table main",
+      "route del ::/0 via fe80::1 dev eth0 scope 0 metric 1024 proto boot table main",
     ],
     [
       "IPv4 unreachable",
       r({ dst: "203.0.113.0/24", dev: "", type: "unreachable" }),
-      "route del unreachable 203.0.113.0/24 metric 0 table main",
+      "route del unreachable 203.0.113.0/24 scope 0 metric 0 proto boot table main",
     ],
   ])("%s", (_name, route, line) => {
     expect(renderRouteDelete(route)).toBe(line);
@@ -176,14 +176,17 @@ describe("renderRouteOps", () => {
   it("renders operations in order, one line each", () => {
     const a = r({ dst: "10.0.0.0/24", scope: 253 });
     const b = r({ gateway: "10.0.0.1" });
+    const k = r({ family: 6, dst: "fe80::/64", dev: "eth1", metric: 256, protocol: "kernel" });
     expect(
       renderRouteOps([
         { op: "replace", route: a },
+        { op: "append", route: k },
         { op: "delete", route: b, reason: "stale" },
       ]),
     ).toEqual([
       "route replace 10.0.0.0/24 dev eth0 scope 253 metric 0 table main",
-      "route del 0.0.0.0/0 via 10.0.0.1 dev eth0 metric 0 table main",
+      "route append fe80::/64 dev eth1 scope 0 metric 256 proto kernel table main",
+      "route del 0.0.0.0/0 via 10.0.0.1 dev eth0 scope 0 metric 0 proto boot table main",
     ]);
   });
 });

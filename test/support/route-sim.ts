@@ -1,0 +1,209 @@
+/**
+ * A model of the kernel's main routing table, as `ip route replace/del`
+ * through `ip -batch` sees it, for property tests of the route planner.
+ *
+ * Checked against Linux 6.18 with iproute2 6.1 in a throwaway netns:
+ * - the table is a list; several routes may share a key (family, dst,
+ *   metric) when they are on different links: the kernel makes one prefix
+ *   route per link even for the same subnet (10.0.0.0/24 on eth0 and eth1,
+ *   fe80::/64 on every link);
+ * - `replace` overwrites the FIRST route with its key, whatever its link
+ *   (IPv4 fib_table_insert's fa_first; IPv6 fib6_add_rt2node prefers a route
+ *   whose having-a-gateway matches, else the first), and adds when there is
+ *   none. IPv4 does nothing when an identical route is already there;
+ * - `append` adds beside the routes with the same key;
+ * - `del` removes the first route matching what the rendered line selects
+ *   (key, and type, scope, src, proto, dev, gateway when given; metric 0
+ *   matches any) and fails with "No such process" when none does. Strict:
+ *   it must be the exact route the operation names;
+ * - a gateway route needs `onlink` or a gateway-less unicast route on the
+ *   same link whose destination contains the gateway (IPv4: scope link
+ *   only, as fib_check_nh_v4_gw looks up with scope > universe). Strict: the
+ *   route being overwritten does not count, and IPv6 link-local gateways
+ *   need their fe80::/64 like any other.
+ */
+import { cidrContains } from "../../src/net/ip";
+import { type Route, routeIdentity, routeKey, SCOPE_LINK } from "../../src/net/model";
+import type { RouteOp } from "../../src/net/plan-routes";
+import { renderRouteDelete } from "../../src/net/render-batch";
+
+export class SimError extends Error {
+  override readonly name = "SimError";
+}
+
+const id = (r: Route) => routeIdentity(r, true);
+
+const containsMemo = new Map<string, boolean>();
+/** cidrContains, memoised: property tests ask the same few pairs many times. */
+export function contains(cidr: string, ip: string): boolean {
+  const k = `${cidr} ${ip}`;
+  let v = containsMemo.get(k);
+  if (v === undefined) {
+    v = cidrContains(cidr, ip);
+    containsMemo.set(k, v);
+  }
+  return v;
+}
+
+export class RouteSim {
+  readonly routes: Route[];
+  /** Every operation applied, with what it did, for failure messages. */
+  readonly log: string[] = [];
+
+  constructor(routes: readonly Route[] = []) {
+    this.routes = routes.map((r) => ({ ...r }));
+  }
+
+  /** A gateway-less route that makes `r.gateway` reachable, skipping index `skip`. */
+  private reaches(r: Route, skip: number): boolean {
+    const gw = r.gateway;
+    if (gw === undefined || r.onlink) return true;
+    return this.routes.some(
+      (c, i) =>
+        i !== skip &&
+        c.family === r.family &&
+        c.type === "unicast" &&
+        c.gateway === undefined &&
+        c.dev === r.dev &&
+        (r.family === 6 || c.scope === SCOPE_LINK) &&
+        contains(c.dst, gw),
+    );
+  }
+
+  private firstWithKey(r: Route): number {
+    const key = routeKey(r);
+    if (r.family === 6) {
+      const wantGw = r.gateway !== undefined;
+      const same = this.routes.findIndex(
+        (c) => routeKey(c) === key && (c.gateway !== undefined) === wantGw,
+      );
+      if (same >= 0) return same;
+    }
+    return this.routes.findIndex((c) => routeKey(c) === key);
+  }
+
+  replace(r: Route): void {
+    if (r.family === 4 && this.routes.some((c) => id(c) === id(r))) {
+      this.log.push(`replace ${id(r)}: identical route present, nothing to do`);
+      return;
+    }
+    const at = this.firstWithKey(r);
+    if (!this.reaches(r, at)) {
+      throw new SimError(`replace ${id(r)}: Nexthop has invalid gateway`);
+    }
+    if (at >= 0) {
+      this.log.push(`replace ${id(r)}: overwrote ${id(this.routes[at] as Route)}`);
+      this.routes[at] = { ...r };
+    } else {
+      this.log.push(`replace ${id(r)}: added`);
+      this.routes.push({ ...r });
+    }
+  }
+
+  /**
+   * `append`: adds a route beside those with its key. IPv4 refuses an
+   * identical one, IPv6 one with the same link and gateway ("File exists").
+   */
+  append(r: Route): void {
+    const dup = this.routes.some((c) =>
+      r.family === 4
+        ? id(c) === id(r)
+        : routeKey(c) === routeKey(r) && c.dev === r.dev && c.gateway === r.gateway,
+    );
+    if (dup) throw new SimError(`append ${id(r)}: File exists`);
+    if (!this.reaches(r, -1)) throw new SimError(`append ${id(r)}: Nexthop has invalid gateway`);
+    this.log.push(`append ${id(r)}: added`);
+    this.routes.push({ ...r });
+  }
+
+  /**
+   * `del`, as the kernel selects from what the rendered line gives
+   * (fib_table_delete, ip6_route_del): key, then type, scope, source (IPv4)
+   * and protocol when given, device and gateway when given, metric when
+   * not 0; the first match in metric order goes.
+   */
+  delete(r: Route): void {
+    const sel = parseDelete(renderRouteDelete(r));
+    const candidates = this.routes
+      .map((c, i) => ({ c, i }))
+      .filter(({ c }) => c.family === r.family && c.dst === sel.dst)
+      .sort((a, b) => a.c.metric - b.c.metric);
+    const hit = candidates.find(
+      ({ c }) =>
+        (sel.metric === 0 || c.metric === sel.metric) &&
+        (sel.type === undefined || c.type === sel.type || r.family === 6) &&
+        (sel.scope === undefined || r.family === 6 || c.scope === sel.scope) &&
+        (sel.prefsrc === undefined || r.family === 6 || c.prefsrc === sel.prefsrc) &&
+        (sel.protocol === undefined || c.protocol === sel.protocol) &&
+        (sel.dev === undefined || c.dev === sel.dev) &&
+        (sel.gateway === undefined || c.gateway === sel.gateway),
+    );
+    if (!hit) throw new SimError(`delete ${id(r)}: No such process`);
+    if (id(hit.c) !== id(r)) {
+      throw new SimError(`delete ${id(r)}: removed another route, ${id(hit.c)}`);
+    }
+    this.log.push(`delete ${id(r)}`);
+    this.routes.splice(hit.i, 1);
+  }
+
+  apply(op: RouteOp): void {
+    if (op.op === "replace") this.replace(op.route);
+    else if (op.op === "append") this.append(op.route);
+    else this.delete(op.route);
+  }
+
+  /** Applies every operation in order; the first failure throws (no rollback here). */
+  applyAll(ops: readonly RouteOp[]): this {
+    for (const op of ops) this.apply(op);
+    return this;
+  }
+}
+
+interface DeleteSelector {
+  type?: string;
+  dst: string;
+  gateway?: string;
+  dev?: string;
+  prefsrc?: string;
+  scope?: number;
+  metric: number;
+  protocol?: string;
+}
+
+/** What a rendered `route del` line asks the kernel for. */
+function parseDelete(line: string): DeleteSelector {
+  const t = line.split(" ");
+  if (t[0] !== "route" || t[1] !== "del") throw new SimError(`not a route del: ${line}`);
+  let i = 2;
+  const type = /^[a-z]+$/.test(t[i] ?? "") ? t[i++] : undefined;
+  const sel: DeleteSelector = { dst: t[i++] ?? "", metric: 0, ...(type ? { type } : {}) };
+  for (; i < t.length; i += 2) {
+    const v = t[i + 1] ?? "";
+    switch (t[i]) {
+      case "via":
+        sel.gateway = v;
+        break;
+      case "dev":
+        sel.dev = v;
+        break;
+      case "src":
+        sel.prefsrc = v;
+        break;
+      case "scope":
+        sel.scope = Number(v);
+        break;
+      case "metric":
+        sel.metric = Number(v);
+        break;
+      case "proto":
+        sel.protocol = v;
+        break;
+      case "table":
+        if (v !== "main") throw new SimError(`not the main table: ${line}`);
+        break;
+      default:
+        throw new SimError(`unknown token ${t[i]} in ${line}`);
+    }
+  }
+  return sel;
+}
