@@ -199,13 +199,10 @@ export async function snapshot(ns: Netns): Promise<string> {
     ns.ip("-json", "-6", "route", "show", "table", "main"),
     ns.ip("-json", "neigh", "show", "nud", "permanent"),
   ]);
-  // Counters and timers move by themselves; the configuration must not.
+  // Timers and DAD progress move by themselves; the configuration must not.
+  const moving = new Set(["used", "valid_life_time", "preferred_life_time", "tentative"]);
   return parts
-    .map((p) =>
-      JSON.stringify(JSON.parse(p || "[]"), (k, v) =>
-        k === "used" || k === "valid_life_time" || k === "preferred_life_time" ? undefined : v,
-      ),
-    )
+    .map((p) => JSON.stringify(JSON.parse(p || "[]"), (k, v) => (moving.has(k) ? undefined : v)))
     .join("\n");
 }
 
