@@ -55,12 +55,15 @@ export function createNetworkService(
     const deadline = ctx.deadline ?? start + options.hotplugTimeoutMs;
     // Answer "Link not found" before the deadline so the runtime sees that
     // text (and retries), not DEADLINE_EXCEEDED.
-    const giveUp = deadline - Math.min(250, (deadline - start) / 10);
+    const giveUp = deadline - Math.min(500, (deadline - start) / 5);
     for (;;) {
+      const readStart = performance.now();
       const state = await ip.readState();
       const link = state.links.find((l) => l.mac === mac);
       if (link) return { state, link };
-      if (performance.now() + pollMs > giveUp || ctx.signal.aborted) {
+      // Another poll must fit before giving up, reads as slow as this one.
+      const nextDone = performance.now() + pollMs + (performance.now() - readStart);
+      if (nextDone > giveUp || ctx.signal.aborted) {
         throw new TtrpcError(`Link not found (hwAddr ${mac})`, Code.NOT_FOUND);
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
