@@ -19,7 +19,7 @@ type RouteInit = MessageInitShape<typeof RouteSchema>;
 type InterfaceInit = MessageInitShape<typeof InterfaceSchema>;
 type NeighborInit = MessageInitShape<typeof ARPNeighborSchema>;
 
-const route = (r: RouteInit) => create(RouteSchema, { device: "eth0", ...r });
+const route = (r: RouteInit) => create(RouteSchema, { device: "eth0", ...r } as RouteInit);
 const iface = (i: InterfaceInit) => create(InterfaceSchema, { hwAddr: "02:00:00:00:00:01", ...i });
 const neighbor = (n: NeighborInit) =>
   create(ARPNeighborSchema, {
@@ -27,7 +27,7 @@ const neighbor = (n: NeighborInit) =>
     device: "eth0",
     lladdr: "02:00:00:00:00:02",
     ...n,
-  });
+  } as NeighborInit);
 
 /** Runs `fn` and returns the TtrpcError it must throw: INVALID_ARGUMENT naming field and value. */
 function invalid(fn: () => unknown, field: string, value: unknown): TtrpcError {
