@@ -1,0 +1,72 @@
+/** SerialQueue: one task at a time, in arrival order; a failure does not stop the queue. */
+import { describe, expect, it } from "vitest";
+import { SerialQueue } from "../../src/agent/serial-queue";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("SerialQueue", () => {
+  it("runs tasks one at a time in arrival order, whatever their duration", async () => {
+    const q = new SerialQueue();
+    const events: string[] = [];
+    let running = 0;
+    const task = (name: string, ms: number) => async () => {
+      running++;
+      expect(running).toBe(1);
+      events.push(`start ${name}`);
+      await sleep(ms);
+      events.push(`end ${name}`);
+      running--;
+      return name;
+    };
+    const results = await Promise.all([
+      q.run(task("a", 30)),
+      q.run(task("b", 1)),
+      q.run(task("c", 10)),
+    ]);
+    expect(results).toEqual(["a", "b", "c"]);
+    expect(events).toEqual(["start a", "end a", "start b", "end b", "start c", "end c"]);
+  });
+
+  it("passes a rejection to its caller and runs the next task anyway", async () => {
+    const q = new SerialQueue();
+    const first = q.run(async () => {
+      await sleep(5);
+      throw new Error("boom");
+    });
+    const second = q.run(async () => "next");
+    await expect(first).rejects.toThrow("boom");
+    await expect(second).resolves.toBe("next");
+  });
+
+  it("survives a task that throws synchronously", async () => {
+    const q = new SerialQueue();
+    const bad = q.run((() => {
+      throw new Error("sync");
+    }) as () => Promise<never>);
+    await expect(bad).rejects.toThrow("sync");
+    await expect(q.run(async () => 1)).resolves.toBe(1);
+  });
+
+  it("does not start a task before the previous one settles, even after failures", async () => {
+    const q = new SerialQueue();
+    const order: number[] = [];
+    const runs = [0, 1, 2, 3, 4, 5].map((i) =>
+      q.run(async () => {
+        order.push(i);
+        await sleep(1);
+        if (i % 2 === 0) throw new Error(String(i));
+        return i;
+      }),
+    );
+    const settled = await Promise.allSettled(runs);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(settled.map((s) => s.status)).toEqual([
+      "rejected",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ]);
+  });
+});
