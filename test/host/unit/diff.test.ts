@@ -1,0 +1,142 @@
+/** compareNetworks / renderComparison: pod requests against the agent's lists. */
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import {
+  type Interface,
+  InterfaceSchema,
+  IPFamily,
+  type Route,
+  RouteSchema,
+} from "../../../src/gen/types_pb";
+import { compareNetworks, renderComparison } from "../../../src/host/diff";
+
+const MAC = "62:f5:74:89:88:1f";
+const LL = "fe80::60f5:74ff:fe89:881f";
+
+const iface = (over: MessageInitShape<typeof InterfaceSchema> = {}): Interface =>
+  create(InterfaceSchema, {
+    name: "eth0",
+    device: "eth0",
+    hwAddr: MAC,
+    mtu: 1500n,
+    IPAddresses: [
+      { address: "10.248.246.146", mask: "28" },
+      { family: IPFamily.v6, address: LL, mask: "64" },
+    ],
+    ...over,
+  });
+const route = (over: MessageInitShape<typeof RouteSchema>): Route =>
+  create(RouteSchema, { device: "eth0", ...over });
+
+// What sync sends for the ptp pod (default as "", host route as /32) ...
+const podRoutes = [
+  route({ gateway: "10.248.246.145" }),
+  route({ dest: "10.248.246.144/28", gateway: "10.248.246.145", source: "10.248.246.146" }),
+  route({ dest: "10.248.246.145/32", source: "10.248.246.146", scope: 253 }),
+];
+// ... and what ListRoutes answers after it (default as a CIDR, kernel routes included).
+const guestRoutes = [
+  route({ dest: "0.0.0.0/0", gateway: "10.248.246.145" }),
+  route({ dest: "10.248.246.144/28", gateway: "10.248.246.145", source: "10.248.246.146" }),
+  route({ dest: "10.248.246.145/32", source: "10.248.246.146", scope: 253 }),
+  route({ dest: "fe80::/64", family: IPFamily.v6 }),
+  route({ dest: "fe80::/64", family: IPFamily.v6, device: "peer0" }),
+];
+const guestIfaces = [
+  create(InterfaceSchema, { ...iface(), hwAddr: MAC.toUpperCase(), rawFlags: 0x1 | 0x10000 }),
+  create(InterfaceSchema, {
+    name: "peer0",
+    hwAddr: "02:00:00:00:00:99",
+    rawFlags: 0x1,
+    IPAddresses: [{ family: IPFamily.v6, address: "fe80::99", mask: "64" }],
+  }),
+  create(InterfaceSchema, { name: "lo", IPAddresses: [{ address: "127.0.0.1", mask: "8" }] }),
+];
+
+describe("compareNetworks", () => {
+  it("equal after a sync: kernel routes and guest-only links are not differences", () => {
+    const c = compareNetworks(
+      { interfaces: [iface()], routes: podRoutes },
+      { interfaces: guestIfaces, routes: guestRoutes },
+    );
+    expect(c.equal).toBe(true);
+    expect(c.routes.map((r) => r.mark)).toEqual(["=", "=", "="]);
+    expect(renderComparison(c)).toMatch(/verdict: EQUAL \(1 interface, 3 routes\)\n$/);
+  });
+
+  it("marks a pod-only route <, a guest-only route >, a changed route ~", () => {
+    const c = compareNetworks(
+      {
+        interfaces: [iface()],
+        routes: [
+          ...podRoutes.slice(0, 2),
+          route({ dest: "192.0.2.0/24", gateway: "10.248.246.145" }),
+          route({ dest: "198.51.100.0/24", gateway: "10.248.246.145" }),
+        ],
+      },
+      {
+        interfaces: guestIfaces,
+        routes: [...guestRoutes, route({ dest: "198.51.100.0/24", gateway: "10.248.246.147" })],
+      },
+    );
+    expect(c.equal).toBe(false);
+    expect(c.differences).toBe(3);
+    const text = renderComparison(c);
+    expect(text).toMatch(/^< +192\.0\.2\.0\/24 via 10\.248\.246\.145 dev eth0 +-$/m);
+    expect(text).toMatch(
+      /^~ +198\.51\.100\.0\/24 via 10\.248\.246\.145 dev eth0 +198\.51\.100\.0\/24 via 10\.248\.246\.147 dev eth0$/m,
+    );
+    expect(text).toMatch(
+      /^> +- +10\.248\.246\.145\/32 dev eth0 src 10\.248\.246\.146 scope link$/m,
+    );
+    expect(text).toMatch(/verdict: DIFFERENT \(3 differences;/);
+  });
+
+  it("a kernel-looking guest route the pod asked for is compared, not dropped", () => {
+    const kernelLike = route({ dest: "10.248.246.144/28", source: "10.248.246.146", scope: 253 });
+    const c = compareNetworks(
+      { interfaces: [iface()], routes: [kernelLike] },
+      { interfaces: guestIfaces, routes: [kernelLike] },
+    );
+    expect(c.routes).toEqual([{ mark: "=", pod: expect.any(String), guest: expect.any(String) }]);
+  });
+
+  it("interfaces: name, MTU, NOARP and addresses; guest link-local ignored; MTU 0 not compared", () => {
+    const differ = compareNetworks(
+      {
+        interfaces: [
+          iface({
+            name: "eth1",
+            rawFlags: 0x80,
+            IPAddresses: [{ address: "10.0.0.9", mask: "24" }],
+          }),
+        ],
+        routes: [],
+      },
+      { interfaces: guestIfaces, routes: [] },
+    );
+    expect(differ.interfaces.map((r) => r.mark)).toEqual(["~", "<", ">"]);
+    expect(differ.interfaces[0]?.pod).toBe(`eth1 ${MAC} mtu 1500 noarp`);
+
+    const noMtu = compareNetworks(
+      {
+        interfaces: [iface({ mtu: 0n, IPAddresses: [{ address: "10.248.246.146", mask: "28" }] })],
+        routes: [],
+      },
+      { interfaces: guestIfaces, routes: [] },
+    );
+    expect(noMtu.equal).toBe(true);
+  });
+
+  it("a pod interface missing in the guest", () => {
+    const c = compareNetworks(
+      { interfaces: [iface({ hwAddr: "02:00:00:00:00:42" })], routes: [] },
+      { interfaces: guestIfaces, routes: [] },
+    );
+    expect(c.interfaces.map((r) => [r.mark, r.guest])).toEqual([
+      ["<", "-"],
+      ["<", ""],
+      ["<", ""],
+    ]);
+  });
+});
