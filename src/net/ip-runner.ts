@@ -116,11 +116,14 @@ export class IpRunner {
     const r = await this.run(args, `${lines.join("\n")}\n`);
     if (r.exitCode === 0) return;
     const index = failedBatchLine(r.stderr);
+    // With -force several lines may fail: the code is the first failure's,
+    // the line the error names (the table's row order must not pick another).
+    const first = /^[\s\S]*?Command failed -:\d+/.exec(r.stderr)?.[0] ?? r.stderr;
     throw new IpBatchError(
       index,
       index === undefined ? undefined : lines[index],
       ipErrorText(r.stderr),
-      classifyIpError(r.stderr),
+      classifyIpError(first),
     );
   }
 }
