@@ -6,8 +6,8 @@
  * two swap names through a temporary one, as the Kata agent does for
  * multi-network pods (#6842, #9900), and the other link's up state is kept.
  */
-import type { Family } from "./ip";
-import type { Link } from "./model";
+import { type Family, networkText, parseIp } from "./ip";
+import type { Address, Link } from "./model";
 import { batchLine } from "./render-batch";
 
 export interface LinkTarget {
@@ -70,12 +70,22 @@ export function planLink(links: readonly Link[], link: Link, target: LinkTarget)
   const have = new Set(link.addresses.map((a) => `${a.address}/${a.prefix}`));
   // Removals first: deleting an IPv4 primary also drops the secondaries of
   // its subnet, which would take a just-added address with it.
+  // For the same reason a kept address listed after a removed one of its
+  // subnet (a secondary: the kernel lists the primary first) may be gone
+  // unless promote_secondaries is set: put back with `replace`, after.
+  const thinned = new Set<string>();
+  const putBack: string[] = [];
   for (const a of link.addresses) {
     const cidr = `${a.address}/${a.prefix}`;
-    if (wanted.has(cidr)) continue;
+    if (wanted.has(cidr)) {
+      if (a.family === 4 && thinned.has(subnetOf(a))) putBack.push(cidr);
+      continue;
+    }
     if (!target.exactAddresses && a.scope !== "global") continue;
     lines.push(batchLine(["addr", "del", cidr, "dev", name]));
+    if (a.family === 4) thinned.add(subnetOf(a));
   }
+  for (const cidr of putBack) lines.push(batchLine(["addr", "replace", cidr, "dev", name]));
   for (const a of target.addresses) {
     const cidr = `${a.address}/${a.prefix}`;
     if (have.has(cidr)) continue;
@@ -88,4 +98,9 @@ export function planLink(links: readonly Link[], link: Link, target: LinkTarget)
   if (target.up && (down || !isUp)) lines.push(batchLine(["link", "set", "dev", name, "up"]));
   if (!target.up && isUp && !down) lines.push(batchLine(["link", "set", "dev", name, "down"]));
   return lines;
+}
+
+function subnetOf(a: Address): string {
+  const ip = parseIp(a.address);
+  return typeof ip === "string" ? a.address : `${networkText(ip.bytes, a.prefix)}/${a.prefix}`;
 }
