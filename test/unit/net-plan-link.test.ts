@@ -161,6 +161,20 @@ describe("planLink: addresses", () => {
     ]);
   });
 
+  it("puts back a kept IPv4 address of a subnet that loses one (the kernel drops secondaries with their primary)", () => {
+    const two = link(2, "eth0", {
+      addresses: [a(4, "10.0.0.2/24"), a(4, "10.0.0.9/24"), a(4, "10.1.0.2/16")],
+    });
+    expect(
+      planLink([two], two, target({ addresses: [a(4, "10.0.0.9/24"), a(4, "10.1.0.2/16")] })),
+    ).toEqual(["addr del 10.0.0.2/24 dev eth0", "addr replace 10.0.0.9/24 dev eth0"]);
+    // Another subnet, or IPv6, is not touched.
+    const v6 = link(2, "eth0", { addresses: [a(6, "2001:db8::2/64"), a(6, "2001:db8::9/64")] });
+    expect(planLink([v6], v6, target({ addresses: [a(6, "2001:db8::9/64")] }))).toEqual([
+      "addr del 2001:db8::2/64 dev eth0",
+    ]);
+  });
+
   it("treats a changed prefix as another address", () => {
     const one = link(2, "eth0", { addresses: [a(4, "10.0.0.2/24")] });
     expect(planLink([one], one, target({ addresses: [a(4, "10.0.0.2/16")] }))).toEqual([
