@@ -29,7 +29,19 @@ import { renderRouteDelete } from "../../src/net/render-batch";
 
 export class SimError extends Error {
   override readonly name = "SimError";
+
+  /** What iproute2 would print on stderr for it. */
+  constructor(
+    message: string,
+    readonly stderr = "",
+  ) {
+    super(message);
+  }
 }
+
+const INVALID_GATEWAY = "Error: Nexthop has invalid gateway.";
+const FILE_EXISTS = "RTNETLINK answers: File exists";
+const NO_SUCH_PROCESS = "RTNETLINK answers: No such process";
 
 const id = (r: Route) => routeIdentity(r, true);
 
@@ -89,7 +101,7 @@ export class RouteSim {
     }
     const at = this.firstWithKey(r);
     if (!this.reaches(r, at)) {
-      throw new SimError(`replace ${id(r)}: Nexthop has invalid gateway`);
+      throw new SimError(`replace ${id(r)}: Nexthop has invalid gateway`, INVALID_GATEWAY);
     }
     if (at >= 0) {
       this.log.push(`replace ${id(r)}: overwrote ${id(this.routes[at] as Route)}`);
@@ -110,8 +122,10 @@ export class RouteSim {
         ? id(c) === id(r)
         : routeKey(c) === routeKey(r) && c.dev === r.dev && c.gateway === r.gateway,
     );
-    if (dup) throw new SimError(`append ${id(r)}: File exists`);
-    if (!this.reaches(r, -1)) throw new SimError(`append ${id(r)}: Nexthop has invalid gateway`);
+    if (dup) throw new SimError(`append ${id(r)}: File exists`, FILE_EXISTS);
+    if (!this.reaches(r, -1)) {
+      throw new SimError(`append ${id(r)}: Nexthop has invalid gateway`, INVALID_GATEWAY);
+    }
     this.log.push(`append ${id(r)}: added`);
     this.routes.push({ ...r });
   }
@@ -123,27 +137,55 @@ export class RouteSim {
    * not 0; the first match in metric order goes.
    */
   delete(r: Route): void {
-    const sel = parseDelete(renderRouteDelete(r));
-    const candidates = this.routes
-      .map((c, i) => ({ c, i }))
-      .filter(({ c }) => c.family === r.family && c.dst === sel.dst)
-      .sort((a, b) => a.c.metric - b.c.metric);
-    const hit = candidates.find(
-      ({ c }) =>
-        (sel.metric === 0 || c.metric === sel.metric) &&
-        (sel.type === undefined || c.type === sel.type || r.family === 6) &&
-        (sel.scope === undefined || r.family === 6 || c.scope === sel.scope) &&
-        (sel.prefsrc === undefined || r.family === 6 || c.prefsrc === sel.prefsrc) &&
-        (sel.protocol === undefined || c.protocol === sel.protocol) &&
-        (sel.dev === undefined || c.dev === sel.dev) &&
-        (sel.gateway === undefined || c.gateway === sel.gateway),
-    );
-    if (!hit) throw new SimError(`delete ${id(r)}: No such process`);
-    if (id(hit.c) !== id(r)) {
-      throw new SimError(`delete ${id(r)}: removed another route, ${id(hit.c)}`);
+    const at = this.selectForDelete(parseDelete(renderRouteDelete(r)));
+    if (at < 0) throw new SimError(`delete ${id(r)}: No such process`, NO_SUCH_PROCESS);
+    const hit = this.routes[at] as Route;
+    if (id(hit) !== id(r)) {
+      throw new SimError(`delete ${id(r)}: removed another route, ${id(hit)}`);
     }
     this.log.push(`delete ${id(r)}`);
-    this.routes.splice(hit.i, 1);
+    this.routes.splice(at, 1);
+  }
+
+  /** The index `route del` with this selector removes, or -1. */
+  private selectForDelete(sel: DeleteSelector): number {
+    const family = sel.dst.includes(":") ? 6 : 4;
+    const hit = this.routes
+      .map((c, i) => ({ c, i }))
+      .filter(({ c }) => c.family === family && c.dst === sel.dst)
+      .sort((a, b) => a.c.metric - b.c.metric)
+      .find(
+        ({ c }) =>
+          (sel.metric === 0 || c.metric === sel.metric) &&
+          (sel.type === undefined || c.type === sel.type || family === 6) &&
+          (sel.scope === undefined || family === 6 || c.scope === sel.scope) &&
+          (sel.prefsrc === undefined || family === 6 || c.prefsrc === sel.prefsrc) &&
+          (sel.protocol === undefined || c.protocol === sel.protocol) &&
+          (sel.dev === undefined || c.dev === sel.dev) &&
+          (sel.gateway === undefined || c.gateway === sel.gateway),
+      );
+    return hit ? hit.i : -1;
+  }
+
+  /**
+   * Runs one `ip -batch` line as iproute2 and the kernel would: `route
+   * replace|append|del ...` as rendered by render-batch.ts. Throws SimError
+   * with the kernel's words on failure.
+   */
+  applyLine(line: string): void {
+    const t = line.split(" ");
+    if (t[0] !== "route") throw new SimError(`not a route line: ${line}`);
+    if (t[1] === "del") {
+      const at = this.selectForDelete(parseDelete(line));
+      if (at < 0) throw new SimError(`${line}: No such process`, NO_SUCH_PROCESS);
+      this.log.push(`${line}: removed ${id(this.routes[at] as Route)}`);
+      this.routes.splice(at, 1);
+      return;
+    }
+    const r = parseRouteLine(line);
+    if (t[1] === "replace") this.replace(r);
+    else if (t[1] === "append") this.append(r);
+    else throw new SimError(`unknown verb in ${line}`);
   }
 
   apply(op: RouteOp): void {
@@ -168,6 +210,42 @@ interface DeleteSelector {
   scope?: number;
   metric: number;
   protocol?: string;
+}
+
+/** A rendered `route replace|append` line back into a route. */
+function parseRouteLine(line: string): Route {
+  const t = line.split(" ");
+  let i = 2;
+  const type = /^[a-z]+$/.test(t[i] ?? "") ? (t[i++] as string) : "unicast";
+  const dst = t[i++] ?? "";
+  const r: Route = {
+    family: dst.includes(":") ? 6 : 4,
+    dst,
+    dev: "",
+    scope: 0,
+    metric: 0,
+    onlink: false,
+    mtu: 0,
+    protocol: "boot",
+    type,
+  };
+  while (i < t.length) {
+    const k = t[i++];
+    if (k === "onlink") {
+      r.onlink = true;
+      continue;
+    }
+    const v = t[i++] ?? "";
+    if (k === "via") r.gateway = v;
+    else if (k === "dev") r.dev = v;
+    else if (k === "src") r.prefsrc = v;
+    else if (k === "scope") r.scope = Number(v);
+    else if (k === "metric") r.metric = Number(v);
+    else if (k === "proto") r.protocol = v;
+    else if (k === "mtu") r.mtu = Number(v);
+    else if (k !== "table" || v !== "main") throw new SimError(`unknown token ${k} in ${line}`);
+  }
+  return r;
 }
 
 /** What a rendered `route del` line asks the kernel for. */
