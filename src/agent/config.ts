@@ -15,6 +15,8 @@ export interface AgentConfig {
   maxConnections: number;
   /** Milliseconds in-flight calls get to finish on SIGTERM. */
   shutdownGraceMs: number;
+  /** Milliseconds a peer may stall (half a frame, answers unread); unset = the server's default. */
+  stallTimeoutMs?: number;
 }
 
 export type ParsedArgs =
@@ -28,6 +30,7 @@ export class ConfigError extends Error {
 }
 
 export const USAGE = `usage: netagent [--listen ADDR] [--log-level LEVEL] [--max-connections N]
+                [--stall-timeout-ms MS]
 
 Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
 
@@ -35,6 +38,8 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
                         unix:///path, serial:///dev/vportNpM or serial://NAME
   --log-level LEVEL     ${LEVELS.join(", ")} (default info)
   --max-connections N   connections served at once (default 64)
+  --stall-timeout-ms MS close a peer that leaves a frame half-sent or its answers
+                        unread this long (default 30000)
   --version, --help
 
 The kernel command line may set agent.server_addr=ADDR and agent.log=LEVEL;
@@ -53,6 +58,7 @@ interface Raw {
   listen?: string;
   logLevel?: string;
   maxConnections?: string;
+  stallTimeoutMs?: string;
 }
 
 /** Reads `agent.*` options out of a kernel command line. */
@@ -83,6 +89,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
         "--listen": "listen",
         "--log-level": "logLevel",
         "--max-connections": "maxConnections",
+        "--stall-timeout-ms": "stallTimeoutMs",
       } as const
     )[name];
     if (key === undefined) throw new ConfigError(`unknown argument ${JSON.stringify(arg)}`);
@@ -114,6 +121,16 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       `--max-connections: invalid value ${JSON.stringify(raw.maxConnections)}: ${max.issues[0].message}`,
     );
   }
+  let stallTimeoutMs: number | undefined;
+  if (raw.stallTimeoutMs !== undefined) {
+    const stall = v.safeParse(CountSchema, raw.stallTimeoutMs);
+    if (!stall.success) {
+      throw new ConfigError(
+        `--stall-timeout-ms: invalid value ${JSON.stringify(raw.stallTimeoutMs)}: ${stall.issues[0].message}`,
+      );
+    }
+    stallTimeoutMs = stall.output;
+  }
   return {
     kind: "run",
     config: {
@@ -122,6 +139,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       logLevel: level.output,
       maxConnections: max.output,
       shutdownGraceMs: 5000,
+      ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
     },
   };
 }

@@ -81,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
     registry: buildRegistry(log),
     log,
     maxConnections: config.maxConnections,
+    stallTimeoutMs: config.stallTimeoutMs,
   });
   try {
     server.addListener(await listen(config.listen, config.listenText, server.accept));

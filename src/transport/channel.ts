@@ -12,6 +12,8 @@ export interface ByteChannel {
   close(): void;
   /** A name for logs, e.g. the socket path or device. */
   readonly peer: string;
+  /** Bytes written but not yet taken by the peer, where the transport knows it. */
+  readonly bufferedBytes?: number;
 }
 
 /** What a transport calls for a connection it accepted. */

@@ -19,6 +19,9 @@ export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): voi
     close() {
       socket.destroy();
     },
+    get bufferedBytes() {
+      return socket.writableLength;
+    },
   };
   const sink = accept(channel);
   if (sink === undefined) {

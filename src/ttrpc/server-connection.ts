@@ -41,6 +41,7 @@ export class ServerConnection {
   private readonly inflight = new Map<number, InFlight>();
   private lastStreamId = 0;
   private closed = false;
+  private frames = 0;
 
   constructor(private readonly options: ServerConnectionOptions) {}
 
@@ -54,10 +55,16 @@ export class ServerConnection {
     return this.decoder.pending;
   }
 
+  /** Whole frames received so far (a peer making progress completes frames). */
+  get framesReceived(): number {
+    return this.frames;
+  }
+
   /** Feeds bytes read from the peer. Never throws for any input. */
   receive(chunk: Uint8Array): void {
     if (this.closed) return;
     for (const frame of this.decoder.push(chunk)) {
+      this.frames++;
       if (frame.kind === "oversize") {
         // Like Go: the body was discarded, the stream fails, the connection lives.
         this.sendError(
