@@ -5,7 +5,7 @@
  * and the neighbours worth copying (permanent, or the default gateway while
  * reachable; always with a MAC).
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
 import {
   type ARPNeighbor,
@@ -134,7 +134,13 @@ export function requestsFromState(state: NetState): SyncRequests {
  */
 export function resolveNetns(value: string): string | { reason: string } {
   if (value.includes("/")) {
-    return existsSync(value) ? value : { reason: `${value}: no such file` };
+    try {
+      statSync(value);
+      return value;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return { reason: `${value}: ${code === "ENOENT" ? "no such file" : code}` };
+    }
   }
   return existsSync(`/run/netns/${value}`)
     ? value

@@ -37,6 +37,17 @@ describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
     expect(diff.stdout).toContain("verdict: EQUAL (1 interface, 3 routes)");
 
+    // A netns given as /proc/PID/ns/net (read through nsenter): the guest's
+    // own namespace, read like a pod, agrees with what its agent reports.
+    const self = await ctl([
+      "--addr",
+      guest.addr,
+      "diff",
+      "--netns",
+      `/proc/${guest.agent.child.pid}/ns/net`,
+    ]);
+    expect(self.code, self.stdout + self.stderr).toBe(0);
+
     // Independently of the agent: the guest's link and its table are the pod's.
     const [link] = await guest.ns.json<{ ifname: string; address: string; mtu: number }[]>(
       "link",

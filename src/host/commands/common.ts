@@ -93,12 +93,31 @@ export async function withClient<T>(
   }
 }
 
-/** Runs a command: its --help, its result, or its failure as message + exit code. Never throws. */
+/**
+ * Runs a command: its --help, its result, or its failure as message + exit
+ * code. Never throws. The output is written in one piece at the end, and
+ * this resolves only once stdout has taken all of it: the caller exits.
+ */
 export async function runCommand(
   command: Command,
   args: string[],
   ctx: CommandContext,
 ): Promise<number> {
+  // Bun's process.stdout.write can drop the tail of a large write to a pipe
+  // when the process exits soon after (even after its callback); Bun.write
+  // resolves once the bytes are written.
+  const chunks: string[] = [];
+  const code = await runCaught(command, args, { ...ctx, write: (text) => chunks.push(text) });
+  try {
+    if (chunks.length) await Bun.write(Bun.stdout, chunks.join(""));
+  } catch (err) {
+    // The reader went away (`| head`): nothing left to tell it.
+    if ((err as NodeJS.ErrnoException).code !== "EPIPE") throw err;
+  }
+  return code;
+}
+
+async function runCaught(command: Command, args: string[], ctx: CommandContext): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
     ctx.write(command.help);
     return 0;
