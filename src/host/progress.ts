@@ -41,7 +41,7 @@ export function createProgress(
       if (text === lastText && t - last < minIntervalMs) return;
       last = t;
       lastText = text;
-      const width = Math.max(20, (stream.columns ?? 80) - 3);
+      const width = Math.max(20, (stream.columns || 80) - 3);
       const line = `${SPINNER[frame++ % SPINNER.length]} ${text}`.slice(0, width);
       stream.write(`\r\x1b[2K${line}`);
       shown = true;
