@@ -32,8 +32,10 @@ export const listRoutes: Command = {
   summary: "the guest's main routing table, both families (ListRoutes)",
   help: `usage: netagentctl list-routes [--json]
 
-Lists the guest's main-table routes of both families. The --json output
-({"Routes": [...]}) is accepted as is by update-routes --file.
+Lists the guest's main-table routes of both families, kernel-made ones
+included (the protocol does not mark them). The --json output ({"Routes":
+[...]}) has the shape update-routes --file takes: edit it, drop the kernel
+routes, send it back.
 ${COMMON}`,
   async run(args, ctx) {
     parseFlags(args, {});
