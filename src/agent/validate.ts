@@ -117,7 +117,10 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
       // Host bits are cleared, as `ip route` does (the Kata agent fails with EINVAL, #5207).
       dst = `${networkText(a.bytes, prefix)}/${prefix}`;
     }
-    const gateway = r.gateway ? ip(`${f}.gateway`, r.gateway, family).text : undefined;
+    const gw = r.gateway ? ip(`${f}.gateway`, r.gateway, family) : undefined;
+    // `via 0.0.0.0` (or `::`) makes a route without a gateway; said so here,
+    // the plan matches what the kernel reads back instead of redoing it.
+    const gateway = gw?.bytes.some((b) => b !== 0) ? gw.text : undefined;
     let prefsrc: string | undefined;
     if (r.source) {
       const [addr = "", len] = r.source.split("/");
