@@ -281,6 +281,19 @@ describe("validateRoutes: model output", () => {
     expect(validateRoutes([route({ mtu: 65535 })])[0]?.mtu).toBe(65535);
   });
 
+  it("reads a gateway of 0.0.0.0 or :: as none (the kernel makes a device route of it)", () => {
+    expect(validateRoutes([route({ dest: "10.7.0.0/16", gateway: "0.0.0.0" })])[0]).toEqual({
+      ...base,
+      family: 4,
+      dst: "10.7.0.0/16",
+      dev: "eth0",
+      metric: 0,
+    });
+    expect(validateRoutes([route({ dest: "2001:db8::/32", gateway: "::" })])[0]?.gateway).toBe(
+      undefined,
+    );
+  });
+
   it("keeps one of identical duplicates", () => {
     const r = route({ dest: "10.0.0.0/8", gateway: "192.0.2.1" });
     expect(
