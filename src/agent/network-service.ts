@@ -138,7 +138,9 @@ export function createNetworkService(
           }
           throw err;
         }
-        const routes = await ip.readRoutes();
+        // Nothing applied: the table just read is the result; a second read
+        // would double the cost of the common periodic no-change sync.
+        const routes = lines.length === 0 ? state.routes : await ip.readRoutes();
         log.info("routes updated", { requested: desired.length, operations: ops.length });
         return create(RoutesSchema, { Routes: routes.map(routeToProto) });
       });

@@ -98,11 +98,16 @@ const RTNH_F_ONLINK = 0x4;
 export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
   const out: Route[] = [];
   const byKey = new Map<string, { index: number; route: Route }>();
+  // Tables name a handful of links thousands of times: check each name once.
+  const validNames = new Set<string>();
   routes.forEach((r, i) => {
     const f = `routes[${i}]`;
     if (r.device === "")
       throw invalid(`${f}.device`, r.device, "is empty: every route needs a link");
-    validateName(`${f}.device`, r.device);
+    if (!validNames.has(r.device)) {
+      validateName(`${f}.device`, r.device);
+      validNames.add(r.device);
+    }
     if (r.device === "lo") throw invalid(`${f}.device`, r.device, "is not managed (loopback)");
     const srcText = r.source.includes("/") ? (r.source.split("/")[0] as string) : r.source;
     const family = resolveFamily(f, r.family, [r.dest.split("/")[0] as string, r.gateway, srcText]);
