@@ -1,0 +1,79 @@
+/**
+ * Before/after for a performance fix: two agent binaries in one bench
+ * netns, UpdateRoutes of N routes (table reset before each) and the
+ * no-change repeat, interleaved A B / B A; prints medians and the median
+ * per-pair ratio B/A.
+ *
+ *   bun bench/profile/compare-agents.ts --a OLD_BINARY --b NEW_BINARY [--n 1000] [--pairs 7]
+ */
+import { AgentClient } from "../../src/host/client";
+import { type Child, start, waitForSocket } from "../../test/helpers/process";
+import { tempDir } from "../../test/helpers/tmp";
+import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
+import { updateRoutesPayload } from "../lib/route-set";
+import { median } from "../lib/stats";
+
+const argv = process.argv.slice(2);
+const opt = (k: string, d?: string) => {
+  const i = argv.indexOf(k);
+  const v = i >= 0 ? argv[i + 1] : d;
+  if (v === undefined) throw new Error(`${k} is required`);
+  return v;
+};
+const bins = { a: opt("--a"), b: opt("--b") };
+const n = Number(opt("--n", "1000"));
+const pairs = Number(opt("--pairs", "7"));
+
+const ns = await createBenchNetns();
+const dir = tempDir("netagent-compare-");
+const children: Child[] = [];
+try {
+  const clients: Record<"a" | "b", AgentClient> = {} as never;
+  for (const k of ["a", "b"] as const) {
+    const sock = dir.join(`${k}.sock`);
+    const child = start("ip", [
+      "netns",
+      "exec",
+      ns.name,
+      bins[k],
+      "--listen",
+      `unix://${sock}`,
+      "--log-level",
+      "warn",
+    ]);
+    children.push(child);
+    await waitForSocket(child, sock);
+    clients[k] = await AgentClient.connect(`unix://${sock}`);
+  }
+  const payload = updateRoutesPayload(n);
+  const call = async (k: "a" | "b") => {
+    const t0 = performance.now();
+    await clients[k].raw("grpc.AgentService", "UpdateRoutes", payload, { timeoutMs: 300_000 });
+    return performance.now() - t0;
+  };
+  const t = { a: [] as number[], b: [] as number[], a2: [] as number[], b2: [] as number[] };
+  const once = async (k: "a" | "b") => {
+    await resetRoutes(ns);
+    t[k].push(await call(k));
+    t[`${k}2`].push(await call(k));
+  };
+  await once("a");
+  await once("b");
+  t.a.length = t.b.length = t.a2.length = t.b2.length = 0;
+  for (let i = 0; i < pairs; i++) {
+    for (const k of i % 2 === 0 ? (["a", "b"] as const) : (["b", "a"] as const)) await once(k);
+  }
+  const ratio = (x: number[], y: number[]) => median(y.map((v, i) => v / (x[i] as number)));
+  console.log(`N=${n}, ${pairs} pairs`);
+  console.log(
+    `apply:     a ${median(t.a).toFixed(1)} ms, b ${median(t.b).toFixed(1)} ms, b/a ${ratio(t.a, t.b).toFixed(2)}`,
+  );
+  console.log(
+    `no change: a ${median(t.a2).toFixed(1)} ms, b ${median(t.b2).toFixed(1)} ms, b/a ${ratio(t.a2, t.b2).toFixed(2)}`,
+  );
+  for (const c of Object.values(clients)) c.close();
+} finally {
+  for (const c of children) await c.kill();
+  dir.remove();
+  await ns.remove();
+}
