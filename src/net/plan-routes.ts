@@ -67,16 +67,36 @@ export function planRoutes(
   const currentIds = new Set(managed.map((r) => routeIdentity(r, exact)));
   const targetIds = new Set(target.map((r) => routeIdentity(r, exact)));
 
+  const byKey = new Map<string, Route[]>();
+  for (const r of current) {
+    const k = routeKey(r);
+    const list = byKey.get(k);
+    if (list) list.push(r);
+    else byKey.set(k, [r]);
+  }
+
+  // Current routes by key: `replace` overwrites within a key, whatever the link.
+  const byKey = new Map<string, Route[]>();
+  for (const r of current) {
+    const k = routeKey(r);
+    const list = byKey.get(k);
+    if (list) list.push(r);
+    else byKey.set(k, [r]);
+  }
   // Keys held by a route that stays: a `replace` there would overwrite it.
   const held = new Set(managed.filter((r) => targetIds.has(routeIdentity(r, exact))).map(routeKey));
   // Current routes the plan already accounts for (overwritten or deleted early).
   const overwritten = new Set<Route>();
   const withoutGateway: RouteOp[] = [];
   const withGateway: RouteOp[] = [];
+  // A gateway route overwriting a route without one (the PTP subnet route)
+  // may take away what makes other gateways reachable: those go last.
+  const overwritingLinkRoutes: RouteOp[] = [];
   for (const route of target) {
     if (currentIds.has(routeIdentity(route, exact))) continue;
     const key = routeKey(route);
-    const ops = route.gateway ? withGateway : withoutGateway;
+    const sameKey = byKey.get(key) ?? [];
+    let ops = route.gateway ? withGateway : withoutGateway;
     let op: RouteOp;
     if (held.has(key)) {
       // IPv6 refuses a second route with the same key, link and gateway
@@ -84,9 +104,9 @@ export function planRoutes(
       // a leftover twin goes just before the append (the only early delete).
       const twin =
         route.family === 6
-          ? managed.find(
+          ? sameKey.find(
               (r) =>
-                routeKey(r) === key &&
+                isManaged(r) &&
                 r.dev === route.dev &&
                 r.gateway === route.gateway &&
                 !targetIds.has(routeIdentity(r, exact)) &&
@@ -99,8 +119,11 @@ export function planRoutes(
       }
       op = { op: "append", route };
     } else {
-      const victim = firstWithKey(current, route);
-      if (victim) overwritten.add(victim);
+      const victim = firstWithKey(sameKey, route);
+      if (victim) {
+        overwritten.add(victim);
+        if (route.gateway && !victim.gateway) ops = overwritingLinkRoutes;
+      }
       held.add(key);
       op = { op: "replace", route };
     }
@@ -118,16 +141,15 @@ export function planRoutes(
     }
     stale.push({ op: "delete", route, reason: "stale" });
   }
-  return [...withoutGateway, ...withGateway, ...superseded, ...stale];
+  return [...withoutGateway, ...withGateway, ...overwritingLinkRoutes, ...superseded, ...stale];
 }
 
 /**
- * The route `replace` of `route` overwrites: the first with its key (IPv6
- * prefers one that, like it, has or lacks a gateway: fib6_add_rt2node).
+ * The route `replace` of `route` overwrites, among the current routes with
+ * its key: the first (IPv6 prefers one that, like it, has or lacks a
+ * gateway: fib6_add_rt2node).
  */
-function firstWithKey(table: readonly Route[], route: Route): Route | undefined {
-  const key = routeKey(route);
-  const same = table.filter((r) => routeKey(r) === key);
+function firstWithKey(same: readonly Route[], route: Route): Route | undefined {
   if (route.family === 6) {
     const like = same.find((r) => (r.gateway !== undefined) === (route.gateway !== undefined));
     if (like) return like;
