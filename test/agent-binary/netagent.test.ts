@@ -116,29 +116,31 @@ describe("dist/netagent connection limit", () => {
   it("closes connections over --max-connections and takes new ones when a slot frees", async () => {
     const agent = await startAgent(["--max-connections", "2", "--log-level", "warn"]);
     try {
-      const one = await rawConnection(agent.socket);
-      const two = await rawConnection(agent.socket);
+      // A connection that is served; while the agent has not yet noticed an
+      // earlier one close (startAgent's own probe), a new one can be refused.
+      const served = () =>
+        waitFor(async () => {
+          const c = await rawConnection(agent.socket);
+          const answer = await c.check();
+          if (answer.length > 0) return { c, answer };
+          c.socket.destroy();
+          return undefined;
+        });
+      const one = await served();
+      const two = await served();
       // Both served: the answer is stream 1, a Response, 0a 00 12 02 08 01.
-      for (const c of [one, two]) {
-        expect([...(await c.check())]).toEqual([
-          0, 0, 0, 6, 0, 0, 0, 1, 2, 0, 0x0a, 0, 0x12, 2, 8, 1,
-        ]);
+      for (const { answer } of [one, two]) {
+        expect([...answer]).toEqual([0, 0, 0, 6, 0, 0, 0, 1, 2, 0, 0x0a, 0, 0x12, 2, 8, 1]);
       }
+      // Both slots are taken by one and two now: a third is closed at once.
       const three = await rawConnection(agent.socket);
       await waitFor(() => three.isClosed(), { what: "the third connection to be closed" });
       expect(agent.child.stderr).toContain("connection refused: limit reached");
-      one.socket.destroy();
-      // The agent notices the close asynchronously: retry until a slot is free.
-      const four = await waitFor(async () => {
-        const c = await rawConnection(agent.socket);
-        const answer = await c.check();
-        if (answer.length > 0) return c;
-        c.socket.destroy();
-        return undefined;
-      });
-      expect([...(await four.check())].slice(4, 9)).toEqual([0, 0, 0, 3, 2]);
-      two.socket.destroy();
-      four.socket.destroy();
+      one.c.socket.destroy();
+      const four = await served();
+      expect([...(await four.c.check())].slice(4, 9)).toEqual([0, 0, 0, 3, 2]);
+      two.c.socket.destroy();
+      four.c.socket.destroy();
     } finally {
       await agent.stop();
     }
@@ -159,7 +161,7 @@ describe("dist/netagent and a peer that does not read", () => {
       const peer = connect(agent.socket);
       await new Promise((resolve) => peer.once("connect", resolve));
       peer.pause();
-      const n = 100_000;
+      const n = 200_000;
       const request = pbEncodeRequest({ service: "grpc.Health", method: "Check" });
       const frames = Buffer.concat(
         Array.from({ length: n }, (_, i) => encodeFrame(2 * i + 1, FrameType.Request, 0, request)),
@@ -171,8 +173,23 @@ describe("dist/netagent and a peer that does not read", () => {
         summary: true,
       });
       expect(step?.codes).toEqual({ "0": 5_000 });
-      // 100,000 queued answers cost the agent ~100 MiB before back-pressure.
-      expect(rssKiB() - before).toBeLessThan(48 * 1024);
+      // Then wait until the agent takes no more of the peer's bytes (our send
+      // buffer stays put for 200 ms), or has taken them all.
+      let last = -1;
+      let same = 0;
+      await waitFor(
+        () => {
+          const pending = peer.writableLength;
+          same = pending === last ? same + 1 : 0;
+          last = pending;
+          return pending === 0 || same >= 20;
+        },
+        { timeoutMs: 30_000, what: "the agent to stop reading" },
+      );
+      expect(peer.writableLength).toBeGreaterThan(0);
+      // Queued answers cost the agent ~1.3 KiB each without back-pressure
+      // (100,000 -> +127 MiB); with it, what was read before the pause.
+      expect(rssKiB() - before).toBeLessThan(96 * 1024);
       // Once the peer reads, every request is answered.
       let received = 0;
       peer.on("data", (d: Buffer) => {

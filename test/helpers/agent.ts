@@ -3,11 +3,15 @@
  * unix socket in a temporary directory.
  */
 import { existsSync } from "node:fs";
+import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { type Child, start, waitForSocket } from "./process";
 import { type TempDir, tempDir } from "./tmp";
+import { waitFor } from "./wait";
 
-export const NETAGENT = fileURLToPath(new URL("../../dist/netagent", import.meta.url));
+/** dist/netagent, or the binary named by $NETAGENT_BIN (e.g. a build of another checkout). */
+export const NETAGENT =
+  process.env.NETAGENT_BIN ?? fileURLToPath(new URL("../../dist/netagent", import.meta.url));
 
 /** Fails with a clear message when the agent has not been built. */
 export function requireAgentBinary(): string {
@@ -15,6 +19,47 @@ export function requireAgentBinary(): string {
     throw new Error(`${NETAGENT} is missing: run \`npm run build\` first`);
   }
   return NETAGENT;
+}
+
+// grpc.Health/Check on stream 1 with an empty CheckRequest, hand-encoded.
+const CHECK_FRAME = Uint8Array.of(
+  0,
+  0,
+  0,
+  20,
+  0,
+  0,
+  0,
+  1,
+  1,
+  0,
+  0x0a,
+  11,
+  ...new TextEncoder().encode("grpc.Health"),
+  0x12,
+  5,
+  ...new TextEncoder().encode("Check"),
+);
+
+/** One Check on a fresh connection; true when a Response for stream 1 comes back. */
+export function answersCheck(path: string, timeoutMs = 2_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    let got = Buffer.alloc(0);
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.on("error", () => done(false));
+    socket.on("close", () => done(false));
+    socket.on("connect", () => socket.write(CHECK_FRAME));
+    socket.on("data", (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      if (got.length >= 10) done(got[8] === 2 && got.readUInt32BE(4) === 1);
+    });
+  });
 }
 
 export interface RunningAgent {
@@ -31,7 +76,14 @@ export async function startAgent(extraArgs: readonly string[] = []): Promise<Run
   const socket = dir.join("agent.sock");
   const child = start(requireAgentBinary(), ["--listen", `unix://${socket}`, ...extraArgs]);
   try {
+    // Ready means answering Check, not just accepting: the kernel accepts on
+    // a listening socket before the agent's JS has gone on to install its
+    // signal handlers (and Bun activates those a loop turn later).
     await waitForSocket(child, socket);
+    await waitFor(async () => !child.running || (await answersCheck(socket)), {
+      what: `${socket} to answer Check`,
+    });
+    if (!child.running) throw new Error(`netagent exited early: ${child.stderr}`);
   } catch (err) {
     await child.kill();
     dir.remove();
