@@ -1,7 +1,9 @@
 /**
  * Figures for the ttRPC closing note (not part of the test command):
  *
- *   node_modules/.bin/bun bench/ttrpc/bench.ts [--pairs 7] [--calls 20000]
+ *   node_modules/.bin/bun bench/ttrpc/bench.ts [--pairs 7] [--calls 20000] [--starts 20]
+ *
+ * ($NETAGENT_BIN names another agent build to measure.)
  *
  * - size of dist/netagent and dist/netagentctl;
  * - time from exec of dist/netagent to its first answered grpc.Health/Check
@@ -24,7 +26,8 @@ import { fileURLToPath } from "node:url";
 import { goPrograms } from "../../test/helpers/go";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const NETAGENT = join(ROOT, "dist/netagent");
+/** dist/netagent, or the build named by $NETAGENT_BIN. */
+const NETAGENT = process.env.NETAGENT_BIN ?? join(ROOT, "dist/netagent");
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: number) => {
   const i = args.indexOf(name);
@@ -113,9 +116,12 @@ async function main() {
   const rows: string[][] = [];
   try {
     // Sizes.
-    for (const f of ["dist/netagent", "dist/netagentctl"]) {
-      const size = statSync(join(ROOT, f)).size;
-      rows.push([`size of ${f}`, `${(size / 1048576).toFixed(1)} MiB (${size} bytes)`]);
+    for (const [name, path] of [
+      ["dist/netagent", NETAGENT],
+      ["dist/netagentctl", join(ROOT, "dist/netagentctl")],
+    ] as const) {
+      const size = statSync(path).size;
+      rows.push([`size of ${name}`, `${(size / 1048576).toFixed(1)} MiB (${size} bytes)`]);
     }
 
     // Exec to first answered Check, and RSS.
