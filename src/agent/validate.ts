@@ -149,7 +149,9 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
       ...(gateway ? { gateway } : {}),
       dev: r.device,
       ...(prefsrc ? { prefsrc } : {}),
-      scope: r.scope,
+      // IPv6 routes have no scope: the kernel keeps universe whatever is
+      // asked, and a 253 kept here would never match the table read back.
+      scope: family === 4 ? r.scope : 0,
       metric: family === 4 ? 0 : 1024,
       onlink: (r.flags & RTNH_F_ONLINK) !== 0,
       mtu: r.mtu,
