@@ -16,6 +16,7 @@
  *   (key, and type, scope, src, proto, dev, gateway when given; metric 0
  *   matches any) and fails with "No such process" when none does. Strict:
  *   it must be the exact route the operation names;
+ * - IPv6 routes keep scope universe whatever is asked;
  * - a gateway route needs `onlink` or a gateway-less unicast route on the
  *   same link whose destination contains the gateway (IPv4: scope link
  *   only, as fib_check_nh_v4_gw looks up with scope > universe). Strict: the
@@ -38,6 +39,9 @@ export class SimError extends Error {
     super(message);
   }
 }
+
+/** A route as the kernel keeps it: IPv6 routes have no scope (always universe). */
+const stored = (r: Route): Route => (r.family === 6 && r.scope !== 0 ? { ...r, scope: 0 } : r);
 
 const INVALID_GATEWAY = "Error: Nexthop has invalid gateway.";
 const FILE_EXISTS = "RTNETLINK answers: File exists";
@@ -94,7 +98,8 @@ export class RouteSim {
     return this.routes.findIndex((c) => routeKey(c) === key);
   }
 
-  replace(r: Route): void {
+  replace(route: Route): void {
+    const r = stored(route);
     if (r.family === 4 && this.routes.some((c) => id(c) === id(r))) {
       this.log.push(`replace ${id(r)}: identical route present, nothing to do`);
       return;
@@ -116,7 +121,8 @@ export class RouteSim {
    * `append`: adds a route beside those with its key. IPv4 refuses an
    * identical one, IPv6 one with the same link and gateway ("File exists").
    */
-  append(r: Route): void {
+  append(route: Route): void {
+    const r = stored(route);
     const dup = this.routes.some((c) =>
       r.family === 4
         ? id(c) === id(r)

@@ -294,6 +294,11 @@ describe("validateRoutes: model output", () => {
     );
   });
 
+  it("gives IPv6 routes scope 0 whatever is asked (the kernel keeps universe)", () => {
+    expect(validateRoutes([route({ dest: "2001:db8:7::/48", scope: 253 })])[0]?.scope).toBe(0);
+    expect(validateRoutes([route({ dest: "10.1.0.0/16", scope: 254 })])[0]?.scope).toBe(254);
+  });
+
   it("keeps one of identical duplicates", () => {
     const r = route({ dest: "10.0.0.0/8", gateway: "192.0.2.1" });
     expect(
