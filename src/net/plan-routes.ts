@@ -67,14 +67,6 @@ export function planRoutes(
   const currentIds = new Set(managed.map((r) => routeIdentity(r, exact)));
   const targetIds = new Set(target.map((r) => routeIdentity(r, exact)));
 
-  const byKey = new Map<string, Route[]>();
-  for (const r of current) {
-    const k = routeKey(r);
-    const list = byKey.get(k);
-    if (list) list.push(r);
-    else byKey.set(k, [r]);
-  }
-
   // Current routes by key: `replace` overwrites within a key, whatever the link.
   const byKey = new Map<string, Route[]>();
   for (const r of current) {
