@@ -13,7 +13,8 @@
  *   after 2 s idle;
  * - Check calls/s from containerd's Go ttrpc client (test/interop/go) at
  *   concurrency 1 and 16 on one connection, against netagent (A) and against
- *   the Go ttrpc server (B), interleaved A B / B A, medians and ratios.
+ *   the Go ttrpc server (B), interleaved A B / B A, medians and ratios; the
+ *   same with our TS client (src/host/client.ts) running in this process.
  *
  * Both servers are direct children of this script, started the same way.
  */
@@ -23,6 +24,8 @@ import { connect } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
+import { AgentClient } from "../../src/host/client";
 import { goPrograms } from "../../test/helpers/go";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -110,6 +113,29 @@ function goRate(client: string, socket: string, c: number): number {
   return step.callsPerSec;
 }
 
+/** "netagent X; Go server Y; ratio R (per-pair ratios a–b)" from paired rates. */
+function comparison(ra: number[], rb: number[]): string {
+  const ma = median(ra);
+  const mb = median(rb);
+  const ratios = ra.map((x, i) => x / (rb[i] as number));
+  return `netagent ${ma.toFixed(0)}; Go server ${mb.toFixed(0)}; ratio ${(ma / mb).toFixed(2)} (per-pair ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+}
+
+/** CALLS Checks through `client`, `c` at a time; calls/s. */
+async function tsRate(client: AgentClient, c: number): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (next++ < CALLS) {
+        const r = await client.unary(Health.method.check, {});
+        if (r.status !== HealthCheckResponse_ServingStatus.SERVING) throw new Error("not SERVING");
+      }
+    }),
+  );
+  return CALLS / ((performance.now() - t0) / 1000);
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), "netagent-bench-"));
   const go = goPrograms();
@@ -173,13 +199,37 @@ async function main() {
             ra.push(goRate(go["ttrpc-client"], aSock, c));
           }
         }
-        const ma = median(ra);
-        const mb = median(rb);
-        const ratios = ra.map((x, i) => x / (rb[i] as number));
         rows.push([
           `Check calls/s, Go client, concurrency ${c} (${PAIRS} pairs × ${CALLS} calls)`,
-          `netagent ${ma.toFixed(0)}; Go server ${mb.toFixed(0)}; ratio ${(ma / mb).toFixed(2)} (per-pair ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+          comparison(ra, rb),
         ]);
+      }
+      // The same comparison with our own client (src/host/client.ts) in this process.
+      for (const c of [1, 16]) {
+        const ca = await AgentClient.connect(`unix://${aSock}`);
+        const cb = await AgentClient.connect(`unix://${bSock}`);
+        try {
+          await tsRate(ca, c);
+          await tsRate(cb, c);
+          const ra: number[] = [];
+          const rb: number[] = [];
+          for (let i = 0; i < PAIRS; i++) {
+            if (i % 2 === 0) {
+              ra.push(await tsRate(ca, c));
+              rb.push(await tsRate(cb, c));
+            } else {
+              rb.push(await tsRate(cb, c));
+              ra.push(await tsRate(ca, c));
+            }
+          }
+          rows.push([
+            `Check calls/s, TS client (AgentClient), concurrency ${c} (${PAIRS} pairs × ${CALLS} calls)`,
+            comparison(ra, rb),
+          ]);
+        } finally {
+          ca.close();
+          cb.close();
+        }
       }
       rows.push([
         "RSS after the load",
