@@ -249,7 +249,7 @@ describe("bad input: clear message, non-zero exit, guest unchanged", () => {
     ],
     [
       "update-interface: no such link",
-      () => ["--timeout", "1", "update-interface", "--file", f["iface-missing"] as string],
+      () => ["--timeout", "3", "update-interface", "--file", f["iface-missing"] as string],
       1,
       /^netagentctl update-interface: NOT_FOUND: Link not found \(hwAddr /,
     ],
