@@ -6,6 +6,8 @@
 # up, sets the hostname, then supervises two children:
 #   - netagent, respawned whenever it exits (it reads agent.server_addr= and
 #     agent.log= from /proc/cmdline itself); not started with init.noagent;
+#     its log goes to the console, or to /run/netagent.log when the console
+#     is the debug shell's;
 #   - a root shell on the serial console, only with agent.debug_console.
 # SIGTERM (reboot), SIGUSR1 (halt) and SIGUSR2 (poweroff) all power off:
 # the agent gets SIGTERM and its grace period, then everything else is
@@ -14,6 +16,8 @@
 
 export PATH=/sbin:/bin:/usr/sbin:/usr/bin
 AGENT=/usr/bin/netagent
+# iproute2, by path: this busybox runs its own applets before searching PATH.
+IP=/sbin/ip
 AGENT_LOG=/run/netagent.log
 CONSOLE_TTY=/dev/ttyS0
 
@@ -46,7 +50,7 @@ while read -r module; do
 	insmod "/lib/modules/$release/$module" || log "insmod $module failed"
 done </etc/init.modules
 
-ip link set lo up || log "cannot bring lo up"
+"$IP" link set lo up || log "cannot bring lo up"
 hostname -F /etc/hostname
 
 # supervise_agent: runs netagent until told to stop; a run that ends is
@@ -58,13 +62,18 @@ supervise_agent() {
 	pid=
 	trap 'stopping=1; [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null' TERM
 	if cmdline_has agent.debug_console; then out=$AGENT_LOG; else out=/dev/console; fi
+	# JavaScriptCore's JIT off unless init.jit: under TCG every JIT-compiled
+	# page is new guest code QEMU must translate again in each process, which
+	# doubles the agent's start-up (and so its respawn time); an RPC agent
+	# this small gains nothing from the JIT.
+	if cmdline_has init.jit; then jit=1; else jit=0; fi
 	runs=0
 	pause=0
 	while [ -z "$stopping" ]; do
 		runs=$((runs + 1))
 		read -r up _ </proc/uptime
 		started=${up%.*}
-		"$AGENT" </dev/null >>"$out" 2>&1 &
+		BUN_JSC_useJIT=$jit "$AGENT" </dev/null >>"$out" 2>&1 &
 		pid=$!
 		log "netagent started (pid $pid, run $runs)"
 		# wait returns early when the TERM trap fires; wait again for the exit.

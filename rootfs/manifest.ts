@@ -42,8 +42,11 @@ export const MODULES_LIST = "/etc/init.modules";
 /** The prompt of the debug shell; the VM runner waits for it. */
 export const SHELL_PROMPT = "guest# ";
 
+// Debian's static busybox runs its own applets before searching PATH, so
+// "ip" would be busybox's: the alias makes it iproute2's, as the agent sees it.
 const PROFILE = `export PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export HOME=/root
+alias ip=${IP_PATH}
 PS1='${SHELL_PROMPT}'
 `;
 

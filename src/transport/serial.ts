@@ -4,10 +4,14 @@
  * read() returns 0 at once, over and over, until a host connects again. So
  * EOF means "host gone": the connection is closed (the next one starts its
  * stream ids afresh) and the port is tried again after a short backoff.
+ * A host that hangs up and reconnects quickly is not always seen as EOF (the
+ * guest's blocked read wakes to find the host connected again), so a new
+ * host session is also recognised in-band: see {@link HostSessionSplitter}.
  */
 import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
-import type { Acceptor, Listener } from "./channel";
+import { FrameType, HEADER_LENGTH } from "../ttrpc/frame";
+import type { Acceptor, ChannelSink, Listener } from "./channel";
 
 const VIRTIO_PORTS = "/sys/class/virtio-ports";
 const READ_SIZE = 64 * 1024;
@@ -46,15 +50,18 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
   const loop = async () => {
     const buf = new Uint8Array(READ_SIZE);
     let backoff = BACKOFF_MIN_MS;
-    while (!stopped) {
-      let writes = Promise.resolve();
-      let open = true;
-      const channel = {
+    const openSession = () => {
+      const session = {
+        open: true,
+        writes: Promise.resolve(),
+        sink: undefined as ChannelSink | undefined,
+      };
+      session.sink = accept({
         peer: path,
         write(bytes: Uint8Array) {
-          if (!open) return;
+          if (!session.open) return;
           // Writes are chained so frames reach the port whole and in order.
-          writes = writes
+          session.writes = session.writes
             .then(async () => {
               let off = 0;
               while (off < bytes.length) {
@@ -65,13 +72,22 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
             .catch(() => {});
         },
         close() {
-          open = false;
+          session.open = false;
         },
-      };
-      const sink = accept(channel);
-      if (sink === undefined) return;
+      });
+      return session;
+    };
+    const endSession = async (session: ReturnType<typeof openSession>) => {
+      session.open = false;
+      session.sink?.closed();
+      await session.writes;
+    };
+    while (!stopped) {
+      let session = openSession();
+      if (session.sink === undefined) return;
+      const splitter = new HostSessionSplitter();
       let sawData = false;
-      while (!stopped && open) {
+      while (!stopped && session.open) {
         let n: number;
         try {
           ({ bytesRead: n } = await handle.read(buf, 0, READ_SIZE, null));
@@ -81,11 +97,16 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
         if (n === 0) break;
         sawData = true;
         backoff = BACKOFF_MIN_MS;
-        sink.receive(buf.slice(0, n));
+        for (const part of splitter.split(buf.slice(0, n))) {
+          if (part.fresh) {
+            await endSession(session);
+            session = openSession();
+            if (session.sink === undefined) return;
+          }
+          session.sink?.receive(part.bytes);
+        }
       }
-      open = false;
-      sink.closed();
-      await writes;
+      await endSession(session);
       if (stopped) break;
       // EOF with nothing read: no host yet; back off, growing, without spinning.
       if (!sawData) backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
@@ -105,4 +126,60 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
       await Promise.race([done, new Promise((r) => setTimeout(r, 50))]);
     },
   };
+}
+
+/**
+ * Finds where a new host session starts in the byte stream of one serial
+ * "connection". ttRPC clients number their streams from 1, so a request on
+ * stream 1 after any earlier frame can only come from a new client: the
+ * host hung up and reconnected without the guest reading EOF in between.
+ * Tracks frame boundaries only (header, then skip the data); an incomplete
+ * header is held back until the rest arrives, so a split never lands
+ * inside one.
+ */
+export class HostSessionSplitter {
+  private remaining = 0;
+  private pending = new Uint8Array(0);
+  private frames = 0;
+
+  /** The chunk in parts, in order; `fresh` marks a part that starts a new session. */
+  split(input: Uint8Array): { bytes: Uint8Array; fresh: boolean }[] {
+    let chunk = input;
+    if (this.pending.length > 0) {
+      chunk = new Uint8Array(this.pending.length + input.length);
+      chunk.set(this.pending);
+      chunk.set(input, this.pending.length);
+      this.pending = new Uint8Array(0);
+    }
+    const parts: { bytes: Uint8Array; fresh: boolean }[] = [];
+    let from = 0;
+    let fresh = false;
+    let end = chunk.length;
+    let i = 0;
+    while (i < chunk.length) {
+      if (this.remaining > 0) {
+        const k = Math.min(this.remaining, chunk.length - i);
+        this.remaining -= k;
+        i += k;
+        continue;
+      }
+      if (chunk.length - i < HEADER_LENGTH) {
+        this.pending = chunk.slice(i);
+        end = i;
+        break;
+      }
+      const view = new DataView(chunk.buffer, chunk.byteOffset + i, HEADER_LENGTH);
+      if (view.getUint8(8) === FrameType.Request && view.getUint32(4) === 1 && this.frames > 0) {
+        if (i > from) parts.push({ bytes: chunk.subarray(from, i), fresh });
+        from = i;
+        fresh = true;
+        this.frames = 0;
+      }
+      this.frames++;
+      this.remaining = view.getUint32(0);
+      i += HEADER_LENGTH;
+    }
+    if (end > from) parts.push({ bytes: chunk.subarray(from, end), fresh });
+    return parts;
+  }
 }

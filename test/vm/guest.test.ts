@@ -1,0 +1,309 @@
+/**
+ * End to end in a real VM: the guest image booted under QEMU (TCG here),
+ * netagent started by the image's init, driven over the virtio-serial agent
+ * channel; the guest's state read independently through the debug shell on
+ * the serial console. Also boots the same image without the agent, to set
+ * the time to a shell prompt next to the time to the first answered Check.
+ * Figures go to the log and to dist/vm-figures.json.
+ */
+import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SHELL_PROMPT } from "../../rootfs/manifest";
+import { AgentService } from "../../src/gen/agent_pb";
+import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
+import { IPFamily } from "../../src/gen/types_pb";
+import type { AgentClient } from "../../src/host/client";
+import { Vm } from "../../src/host/vm";
+import { Code, TtrpcError } from "../../src/ttrpc/codes";
+import { ensureGuestImage } from "./image";
+
+const MAC = "52:54:00:0a:f8:92";
+// iproute2 by path: the debug shell's busybox would run its own ip applet.
+const IP = "/sbin/ip";
+const BOOT_TIMEOUT_MS = 120_000;
+const figures: Record<string, number | string> = {};
+
+// Both VMs boot one snapshot of the image, even if dist/ is rebuilt meanwhile.
+let image: { kernel: string; initrd: string };
+let imageDir: string;
+beforeAll(() => {
+  ensureGuestImage();
+  imageDir = mkdtempSync(join(tmpdir(), "netagent-image-"));
+  image = { kernel: `${imageDir}/vmlinuz`, initrd: `${imageDir}/initrd.img` };
+  copyFileSync("dist/guest/vmlinuz", image.kernel);
+  copyFileSync("dist/guest/initrd.img", image.initrd);
+  figures.initrdBytes = statSync(image.initrd).size;
+}, 120_000);
+
+interface IpRoute {
+  dst: string;
+  gateway?: string;
+  dev?: string;
+  prefsrc?: string;
+  scope?: string;
+  protocol?: string;
+}
+
+/** `ip route` style text of a route from `ip -json route`: what the pod table in DESIGN.md shows. */
+function ipRouteText(r: IpRoute): string {
+  return [
+    r.dst,
+    r.gateway ? `via ${r.gateway}` : "",
+    r.dev ? `dev ${r.dev}` : "",
+    r.scope && r.scope !== "global" ? `scope ${r.scope}` : "",
+    r.prefsrc ? `src ${r.prefsrc}` : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
+/** The same text for a route from ListRoutes. */
+function protoRouteText(r: {
+  dest: string;
+  gateway: string;
+  device: string;
+  source: string;
+  scope: number;
+}): string {
+  const dest = r.dest === "" || r.dest === "0.0.0.0/0" ? "default" : r.dest.replace(/\/32$/, "");
+  const scope = { 0: "", 253: "scope link", 254: "scope host" }[r.scope] ?? `scope ${r.scope}`;
+  return [
+    dest,
+    r.gateway ? `via ${r.gateway}` : "",
+    r.device ? `dev ${r.device}` : "",
+    scope,
+    r.source ? `src ${r.source.replace(/\/32$/, "")}` : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
+// The pod's table with the CNI ptp plugin, from DESIGN.md.
+const POD_TABLE = [
+  "default via 10.248.246.145 dev eth0",
+  "10.248.246.144/28 via 10.248.246.145 dev eth0 src 10.248.246.146",
+  "10.248.246.145 dev eth0 scope link src 10.248.246.146",
+];
+
+const sorted = (xs: string[]) => [...xs].sort();
+
+describe("guest VM with netagent", () => {
+  let vm: Vm;
+  let client: AgentClient;
+
+  beforeAll(async () => {
+    vm = await Vm.start({ ...image, mac: MAC, debugConsole: true });
+    const prompt = vm.console.waitFor(SHELL_PROMPT, BOOT_TIMEOUT_MS).then(() => vm.elapsed());
+    figures.agentVmFirstCheckMs = Math.round(await vm.waitForAgent(BOOT_TIMEOUT_MS));
+    figures.agentVmShellPromptMs = Math.round(await prompt);
+    client = await vm.connect();
+  }, BOOT_TIMEOUT_MS + 60_000);
+
+  afterAll(async () => {
+    client?.close();
+    if (vm) {
+      const exit = await vm.stop();
+      expect(exit.code !== null || exit.signal !== null).toBe(true);
+    }
+  }, 30_000);
+
+  it("answers Check over the virtio-serial channel", async () => {
+    const r = await client.unary(Health.method.check, {}, { timeoutMs: 5000 });
+    expect(r.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+
+  it("has the guest init set up: modules, lo, hostname, resolv.conf, agent under init", async () => {
+    const con = vm.console;
+    const modules = (await con.run("cut -d' ' -f1 /proc/modules")).lines;
+    for (const m of ["virtio_pci", "virtio_net", "virtio_console", "vsock"]) {
+      expect(modules).toContain(m);
+    }
+    expect(modules).toContain("vmw_vsock_virtio_transport");
+    const lo = await con.runJson<{ operstate: string; flags: string[] }[]>(
+      `${IP} -json link show lo`,
+    );
+    expect(lo[0]?.flags).toContain("UP");
+    expect((await con.run("hostname")).lines).toEqual(["netagent-guest"]);
+    expect((await con.run("wc -c < /etc/resolv.conf")).lines.map((l) => l.trim())).toEqual(["0"]);
+    const nic = await con.runJson<{ address: string; ifname: string }[]>(`${IP} -json link show`);
+    expect(nic.map((l) => l.address)).toContain(MAC);
+    // netagent's parent is init's supervisor, whose parent is PID 1.
+    const pid = (await con.run("pidof netagent")).lines[0]?.trim();
+    const ppid = (await con.run(`awk '/^PPid/ {print $2}' /proc/${pid}/status`)).lines[0];
+    const grand = (await con.run(`awk '/^PPid/ {print $2}' /proc/${ppid}/status`)).lines[0];
+    expect(grand).toBe("1");
+  });
+
+  it("serves a host that reconnects at once or after a while, without spinning in between", async () => {
+    const pid = (await vm.console.run("pidof netagent")).lines[0]?.trim();
+    const cpuTicks = async () => {
+      const stat = (await vm.console.run(`cat /proc/${pid}/stat`)).lines.join(" ");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return Number(fields[11]) + Number(fields[12]); // utime + stime (fields 14, 15)
+    };
+    // QEMU's socket chardev serves one host connection at a time.
+    client.close();
+    const checkOnce = async () => {
+      const c = await vm.connect();
+      const t0 = performance.now();
+      try {
+        await vm.waitForCheck(c, 3000, 500);
+      } finally {
+        c.close();
+      }
+      return Math.round(performance.now() - t0);
+    };
+    // At once: the guest may never read EOF; the agent must see the new session anyway.
+    const quick = [await checkOnce(), await checkOnce(), await checkOnce()];
+    // After a while: the agent reads EOF over and over and must back off, not spin.
+    const before = await cpuTicks();
+    const t = performance.now();
+    await vm.console.run("sleep 2");
+    const after = await cpuTicks();
+    const share = (after - before) / 100 / ((performance.now() - t) / 1000);
+    const slow = await checkOnce();
+    figures.reconnectCheckMs = `at once ${quick.join(", ")}; after 2 s ${slow}`;
+    figures.agentCpuWhileDisconnected = `${(100 * share).toFixed(1)}%`;
+    expect(share).toBeLessThan(0.25);
+    client = await vm.connect();
+    await vm.waitForCheck(client, 3000, 500);
+  });
+
+  it("is respawned by init when killed, and answers Check again within 2 s", async () => {
+    const con = vm.console;
+    const oldPid = (await con.run("pidof netagent")).lines[0]?.trim();
+    expect(oldPid).toMatch(/^\d+$/);
+    const from = con.transcript.length;
+    const t0 = performance.now();
+    await con.run(`kill -KILL ${oldPid}`);
+    // Same connection as before: a shim keeps its connection across an agent restart.
+    await vm.waitForCheck(client, 2000, 250);
+    const ms = performance.now() - t0;
+    figures.respawnToCheckMs = Math.round(ms);
+    expect(ms).toBeLessThan(2000);
+    await con.waitFor(/init: netagent exited \(status 137\), respawning/, 5000, from);
+    const newPid = (await con.run("pidof netagent")).lines[0]?.trim();
+    expect(newPid).toMatch(/^\d+$/);
+    expect(newPid).not.toBe(oldPid);
+  });
+
+  it("PTP scenario: UpdateInterface + UpdateRoutes give the pod's table, read back independently", async (ctx) => {
+    // Runs once grpc.AgentService/UpdateRoutes is implemented. An empty
+    // table is harmless here: the NIC has no address and no routes yet.
+    try {
+      await client.unary(
+        AgentService.method.updateRoutes,
+        { routes: { Routes: [] } },
+        {
+          timeoutMs: 10_000,
+        },
+      );
+    } catch (err) {
+      if (err instanceof TtrpcError && err.code === Code.UNIMPLEMENTED) ctx.skip();
+      throw err;
+    }
+    const iface = await client.unary(
+      AgentService.method.updateInterface,
+      {
+        interface: {
+          name: "eth0",
+          hwAddr: MAC.toUpperCase(),
+          IPAddresses: [{ family: IPFamily.v4, address: "10.248.246.146", mask: "28" }],
+        },
+      },
+      { timeoutMs: 20_000 },
+    );
+    expect(iface.name).toBe("eth0");
+    expect(iface.hwAddr).toBe(MAC);
+    expect(iface.IPAddresses.map((a) => `${a.address}/${a.mask}`)).toContain("10.248.246.146/28");
+
+    const v4 = IPFamily.v4;
+    const updated = await client.unary(
+      AgentService.method.updateRoutes,
+      {
+        routes: {
+          Routes: [
+            { dest: "", gateway: "10.248.246.145", device: "eth0", family: v4 },
+            {
+              dest: "10.248.246.144/28",
+              gateway: "10.248.246.145",
+              source: "10.248.246.146",
+              device: "eth0",
+              family: v4,
+            },
+            {
+              dest: "10.248.246.145/32",
+              source: "10.248.246.146",
+              device: "eth0",
+              scope: 253,
+              family: v4,
+            },
+          ],
+        },
+      },
+      { timeoutMs: 20_000 },
+    );
+
+    // Independent of the agent: iproute2 in the guest, typed into the console.
+    const table = await vm.console.runJson<IpRoute[]>(`${IP} -json -4 route show table main`);
+    expect(sorted(table.map(ipRouteText))).toEqual(sorted(POD_TABLE));
+    const link = await vm.console.runJson<{ ifname: string; address: string; flags: string[] }[]>(
+      `${IP} -json link show eth0`,
+    );
+    expect(link[0]).toMatchObject({ ifname: "eth0", address: MAC });
+    expect(link[0]?.flags).toContain("UP");
+
+    const listed = await client.unary(AgentService.method.listRoutes, {}, { timeoutMs: 10_000 });
+    const v4Listed = listed.Routes.filter((r) => r.family === v4 && r.device !== "lo");
+    expect(sorted(v4Listed.map(protoRouteText))).toEqual(sorted(POD_TABLE));
+    expect(sorted(updated.Routes.filter((r) => r.family === v4).map(protoRouteText))).toEqual(
+      sorted(POD_TABLE),
+    );
+  });
+
+  it("reports the agent's RSS inside the guest", async () => {
+    const rss = (await vm.console.run("grep VmRSS /proc/$(pidof netagent)/status")).lines[0] ?? "";
+    const kb = Number(/VmRSS:\s+(\d+) kB/.exec(rss)?.[1]);
+    expect(kb).toBeGreaterThan(0);
+    figures.agentRssKiB = kb;
+    const mem = (await vm.console.run("free -k | awk '/Mem:/ {print $3}'")).lines[0];
+    figures.guestMemUsedKiB = Number(mem);
+  });
+
+  it("powers off cleanly when init gets SIGTERM: agent stopped, QEMU exits 0", async () => {
+    const from = vm.console.transcript.length;
+    vm.console.type("kill -TERM 1\n");
+    const exit = await vm.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+    const said = vm.console.transcript.slice(from);
+    expect(said).toContain("init: SIGTERM: powering off");
+    expect(said).toMatch(/init: netagent stopped \(status 0\)/);
+    expect(said).toContain("reboot: Power down");
+  }, 30_000);
+});
+
+describe("same image without the agent", () => {
+  it(
+    "boots to a shell prompt (for the time next to the first Check)",
+    async () => {
+      const vm = await Vm.start({ ...image, mac: MAC, debugConsole: true, startAgent: false });
+      try {
+        await vm.console.waitFor(SHELL_PROMPT, BOOT_TIMEOUT_MS);
+        figures.noAgentVmShellPromptMs = Math.round(vm.elapsed());
+        expect(vm.console.transcript).toContain("init.noagent: not starting netagent");
+        expect((await vm.console.run("pidof netagent")).status).not.toBe(0);
+      } finally {
+        await vm.stop();
+      }
+    },
+    BOOT_TIMEOUT_MS + 30_000,
+  );
+});
+
+afterAll(() => {
+  if (imageDir) rmSync(imageDir, { recursive: true, force: true });
+  console.log(`VM figures: ${JSON.stringify(figures)}`);
+  writeFileSync("dist/vm-figures.json", `${JSON.stringify(figures, null, 2)}\n`);
+});
