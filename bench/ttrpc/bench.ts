@@ -137,6 +137,7 @@ async function tsRate(client: AgentClient, c: number): Promise<number> {
 }
 
 async function main() {
+  const loadAtStart = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   const dir = mkdtempSync(join(tmpdir(), "netagent-bench-"));
   const go = goPrograms();
   const rows: string[][] = [];
@@ -247,7 +248,10 @@ async function main() {
     encoding: "utf8",
   }).trim();
   const goVersion = execFileSync("go", ["version"], { encoding: "utf8" }).trim();
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; bun ${bun}; ${goVersion}`);
+  const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  console.log(
+    `machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; bun ${bun}; ${goVersion}; load average at the end ${load} (at the start ${loadAtStart})`,
+  );
   console.log("command: node_modules/.bin/bun bench/ttrpc/bench.ts", args.join(" "));
   console.log("");
   console.log("| figure | value |");

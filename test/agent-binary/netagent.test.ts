@@ -322,7 +322,11 @@ describe("dist/netagent error answers match the table end to end", () => {
       const [step] = await goClient(agent.socket, [
         { service: "grpc.AgentService", method: "CreateContainer" },
       ]);
-      expect(step?.results?.[0]?.code).toBe(Code.UNIMPLEMENTED);
+      expect(step?.results?.[0]).toEqual({
+        code: Code.UNIMPLEMENTED,
+        message: "method CreateContainer",
+        payload: "",
+      });
     } finally {
       await agent.stop();
     }
