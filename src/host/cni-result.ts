@@ -78,10 +78,37 @@ export function requestsFromCniResult(text: string): SyncRequests {
       "is not supported (0.3.x, 0.4.0 or 1.x; older results carry no interfaces)",
     );
   }
-
   const skipped: SyncRequests["skipped"] = [];
+  const ifaces = sandboxInterfaces(list(result, "interfaces"), skipped);
+  assignIps(list(result, "ips"), ifaces);
+  const all = [...ifaces.values()];
+  return {
+    interfaces: all.map((i) =>
+      create(InterfaceSchema, {
+        device: i.name,
+        name: i.name,
+        IPAddresses: i.addrs.map((a) => ({
+          family: a.family === 6 ? IPFamily.v6 : IPFamily.v4,
+          address: a.address,
+          mask: String(a.prefix),
+        })),
+        mtu: BigInt(i.mtu),
+        hwAddr: i.mac,
+      }),
+    ),
+    routes: routeRequests(list(result, "routes"), all),
+    neighbors: [],
+    skipped,
+  };
+}
+
+/** The interfaces with a sandbox, by their index in the result. */
+function sandboxInterfaces(
+  interfaces: Json[],
+  skipped: SyncRequests["skipped"],
+): Map<number, SandboxIface> {
   const ifaces = new Map<number, SandboxIface>();
-  list(result, "interfaces").forEach((i, index) => {
+  interfaces.forEach((i, index) => {
     const f = `interfaces[${index}]`;
     if (typeof i.name !== "string" || i.name === "")
       throw bad(`${f}.name`, i.name, "is not a name");
@@ -92,15 +119,17 @@ export function requestsFromCniResult(text: string): SyncRequests {
     if (typeof i.mac !== "string" || !/^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$/.test(i.mac)) {
       throw bad(`${f}.mac`, i.mac, "is not a MAC address (xx:xx:xx:xx:xx:xx)");
     }
-    const mtu = i.mtu === undefined ? 0 : i.mtu;
-    if (typeof mtu !== "number" || !Number.isInteger(mtu) || mtu < 0)
-      throw bad(`${f}.mtu`, mtu, "is not an MTU");
+    const mtu = whole(`${f}.mtu`, i.mtu, 65535);
     ifaces.set(index, { index, name: i.name, mac: i.mac.toLowerCase(), mtu, addrs: [] });
   });
   if (ifaces.size === 0)
     throw new CniResultError("interfaces: no interface with a sandbox: nothing to sync");
+  return ifaces;
+}
 
-  list(result, "ips").forEach((ip, n) => {
+/** Puts each entry of `ips` on its interface (the only one when the index is left out). */
+function assignIps(ips: Json[], ifaces: Map<number, SandboxIface>): void {
+  ips.forEach((ip, n) => {
     const f = `ips[${n}]`;
     let iface: SandboxIface | undefined;
     if (ip.interface === undefined) {
@@ -126,46 +155,46 @@ export function requestsFromCniResult(text: string): SyncRequests {
       ...(gateway ? { gateway } : {}),
     });
   });
+}
 
-  const all = [...ifaces.values()];
+/** The result's routes placed on interfaces, with host routes to off-subnet gateways first. */
+function routeRequests(entries: Json[], all: SandboxIface[]): Route[] {
   const routes: Route[] = [];
   const hostRoutes: Route[] = [];
-  list(result, "routes").forEach((r, n) => {
+  entries.forEach((r, n) => {
     const f = `routes[${n}]`;
     const { ip: dst, net, prefix } = cidr(`${f}.dst`, r.dst);
     const gw =
       r.gw === undefined || r.gw === "" ? undefined : address(`${f}.gw`, r.gw, dst.family).text;
-    const holds = (i: SandboxIface) =>
-      i.addrs.some((a) => gw !== undefined && a.family === dst.family && cidrContains(a.net, gw));
-    const ofFamily = all.filter((i) => i.addrs.some((a) => a.family === dst.family));
-    const iface = all.find(holds) ?? ofFamily[0];
+    const onLink = (i: SandboxIface, ip: string) =>
+      i.addrs.some((a) => a.family === dst.family && cidrContains(a.net, ip));
+    const iface =
+      (gw === undefined ? undefined : all.find((i) => onLink(i, gw))) ??
+      all.find((i) => i.addrs.some((a) => a.family === dst.family));
     if (!iface)
       throw bad(`${f}.dst`, r.dst, `has no sandbox interface with an IPv${dst.family} address`);
     const own = iface.addrs.find((a) => a.family === dst.family);
     const gateway = gw ?? own?.gateway;
     const family = dst.family === 6 ? IPFamily.v6 : IPFamily.v4;
-    const mtu = typeof r.mtu === "number" ? r.mtu : 0;
-    const scope = typeof r.scope === "number" ? r.scope : 0;
     routes.push(
       create(RouteSchema, {
         dest: prefix === 0 ? "" : net,
         gateway: gateway ?? "",
         device: iface.name,
-        scope,
+        scope: whole(`${f}.scope`, r.scope, 255),
         family,
-        mtu,
+        mtu: whole(`${f}.mtu`, r.mtu, 65535),
       }),
     );
-    const reachable =
-      gateway === undefined ||
-      iface.addrs.some((a) => a.family === dst.family && cidrContains(a.net, gateway));
+    const hostDest = `${gateway}/${maxPrefix(dst.family)}`;
     if (
-      !reachable &&
-      !hostRoutes.some((h) => h.dest.startsWith(`${gateway}/`) && h.device === iface.name)
+      gateway !== undefined &&
+      !onLink(iface, gateway) &&
+      !hostRoutes.some((h) => h.dest === hostDest && h.device === iface.name)
     ) {
       hostRoutes.push(
         create(RouteSchema, {
-          dest: `${gateway}/${maxPrefix(dst.family)}`,
+          dest: hostDest,
           device: iface.name,
           source: own?.address ?? "",
           scope: 253,
@@ -174,23 +203,14 @@ export function requestsFromCniResult(text: string): SyncRequests {
       );
     }
   });
+  return [...hostRoutes, ...routes];
+}
 
-  return {
-    interfaces: all.map((i) =>
-      create(InterfaceSchema, {
-        device: i.name,
-        name: i.name,
-        IPAddresses: i.addrs.map((a) => ({
-          family: a.family === 6 ? IPFamily.v6 : IPFamily.v4,
-          address: a.address,
-          mask: String(a.prefix),
-        })),
-        mtu: BigInt(i.mtu),
-        hwAddr: i.mac,
-      }),
-    ),
-    routes: [...hostRoutes, ...routes],
-    neighbors: [],
-    skipped,
-  };
+/** An optional whole number in [0, max]; 0 when absent. */
+function whole(field: string, value: unknown, max: number): number {
+  if (value === undefined) return 0;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > max) {
+    throw bad(field, value, `is not a whole number from 0 to ${max}`);
+  }
+  return value;
 }

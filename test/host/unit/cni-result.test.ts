@@ -129,6 +129,15 @@ describe("requestsFromCniResult", () => {
       /^interfaces\[0\]\.name: undefined is not a name/,
     ],
     [
+      "a route MTU out of range",
+      {
+        ...base,
+        ips: [{ interface: 0, address: "10.0.0.2/24" }],
+        routes: [{ dst: "10.1.0.0/16", mtu: 1e6 }],
+      },
+      /^routes\[0\]\.mtu: 1000000 is not a whole number from 0 to 65535/,
+    ],
+    [
       "bad MTU",
       { ...base, interfaces: [{ name: "eth0", mac: MAC, sandbox: "/x", mtu: -1 }] },
       /^interfaces\[0\]\.mtu: -1/,
