@@ -272,6 +272,24 @@ describe("ServerConnection: the error table", () => {
     ]);
   });
 
+  it("an answer over 4 MiB -> RESOURCE_EXHAUSTED instead, and the connection goes on", async () => {
+    const h = harness({
+      check: () => SERVING,
+      version: () => ({ agentVersion: "x".repeat(MAX_DATA_LENGTH), grpcVersion: "0.0.1" }),
+    });
+    h.send(1, { method: "Version" });
+    h.send(3);
+    await h.conn.drain();
+    expect(h.answers.map((a) => [a.streamId, a.code])).toEqual(
+      expect.arrayContaining([
+        [1, Code.RESOURCE_EXHAUSTED],
+        [3, Code.OK],
+      ]),
+    );
+    expect(h.byStream(1)?.message).toMatch(/exceed maximum message size of 4194304/);
+    expect(h.writes.every((w) => w.length <= HEADER_LENGTH + MAX_DATA_LENGTH)).toBe(true);
+  });
+
   it("a frame of exactly 4 MiB is read and served", async () => {
     const h = harness();
     // Envelope overhead for grpc.Health/Check with a payload of length P
