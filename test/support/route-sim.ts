@@ -19,9 +19,10 @@
  * - IPv6 routes keep scope universe whatever is asked;
  * - a gateway route needs `onlink` or a gateway-less unicast route on the
  *   same link whose destination contains the gateway (IPv4: scope link
- *   only, as fib_check_nh_v4_gw looks up with scope > universe). Strict: the
- *   route being overwritten does not count, and IPv6 link-local gateways
- *   need their fe80::/64 like any other.
+ *   only, as fib_check_nh_v4_gw looks up with scope > universe). The check
+ *   runs before a replace takes effect, so the route being overwritten still
+ *   counts (the PTP subnet route reaches its gateway through the kernel's).
+ *   Strict: IPv6 link-local gateways need their fe80::/64 like any other.
  */
 import { cidrContains } from "../../src/net/ip";
 import { type Route, routeIdentity, routeKey, SCOPE_LINK } from "../../src/net/model";
@@ -70,13 +71,12 @@ export class RouteSim {
     this.routes = routes.map((r) => ({ ...r }));
   }
 
-  /** A gateway-less route that makes `r.gateway` reachable, skipping index `skip`. */
-  private reaches(r: Route, skip: number): boolean {
+  /** Whether a gateway-less route of the table makes `r.gateway` reachable. */
+  private reaches(r: Route): boolean {
     const gw = r.gateway;
     if (gw === undefined || r.onlink) return true;
     return this.routes.some(
-      (c, i) =>
-        i !== skip &&
+      (c) =>
         c.family === r.family &&
         c.type === "unicast" &&
         c.gateway === undefined &&
@@ -105,7 +105,7 @@ export class RouteSim {
       return;
     }
     const at = this.firstWithKey(r);
-    if (!this.reaches(r, at)) {
+    if (!this.reaches(r)) {
       throw new SimError(`replace ${id(r)}: Nexthop has invalid gateway`, INVALID_GATEWAY);
     }
     if (at >= 0) {
@@ -129,7 +129,7 @@ export class RouteSim {
         : routeKey(c) === routeKey(r) && c.dev === r.dev && c.gateway === r.gateway,
     );
     if (dup) throw new SimError(`append ${id(r)}: File exists`, FILE_EXISTS);
-    if (!this.reaches(r, -1)) {
+    if (!this.reaches(r)) {
       throw new SimError(`append ${id(r)}: Nexthop has invalid gateway`, INVALID_GATEWAY);
     }
     this.log.push(`append ${id(r)}: added`);
