@@ -61,6 +61,11 @@ describe("AgentClient -> Go ttrpc server", () => {
     expect(replies.every((r) => r.status === HealthCheckResponse_ServingStatus.SERVING)).toBe(true);
   });
 
+  it("a deadline longer than a JS timer holds (30 days) is sent and does not expire", async () => {
+    const reply = await client.unary(Health.method.check, {}, { timeoutMs: 30 * 24 * 3600 * 1000 });
+    expect(reply.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+
   it("the connection is still usable afterwards", async () => {
     expect(client.closed).toBe(false);
     const reply = await client.unary(Health.method.check, {});
