@@ -158,14 +158,16 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
       protocol: "boot",
       type: "unicast",
     };
-    const key = routeKey(route);
+    // Two links may each hold a route to the same destination (the kernel
+    // makes fe80::/64 on every link); on one link a key holds one route.
+    const key = `${routeKey(route)} ${route.dev}`;
     const twin = byKey.get(key);
     if (twin) {
       if (JSON.stringify(twin.route) === JSON.stringify(route)) return; // exact duplicate: once is enough
       throw invalid(
         `${f}.dest`,
         r.dest || dst,
-        `clashes with routes[${twin.index}]: same destination and metric, different route`,
+        `clashes with routes[${twin.index}]: same destination, metric and device, different route`,
       );
     }
     byKey.set(key, { index: i, route });
