@@ -6,6 +6,9 @@ import { chmodSync, lstatSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import type { Acceptor, Listener } from "./channel";
 
+/** How long a refused connection may take to hang up after our EOF. */
+const REFUSED_LINGER_MS = 1000;
+
 /** Attaches a connected socket to the acceptor. */
 export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): void {
   let open = true;
@@ -25,7 +28,13 @@ export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): voi
   };
   const sink = accept(channel);
   if (sink === undefined) {
-    socket.destroy();
+    // Refused: an orderly close. Destroying a socket whose peer already sent
+    // its first request makes the peer see a reset (even on connect, under
+    // Bun); instead send EOF and drop what it sends until it hangs up.
+    socket.on("error", () => {});
+    socket.resume();
+    socket.end();
+    setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
     return;
   }
   socket.on("data", (chunk: Buffer) => sink.receive(chunk));
