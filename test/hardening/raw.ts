@@ -15,6 +15,8 @@ export interface Answer extends Frame {
 export interface RawConn {
   socket: Socket;
   answers: Answer[];
+  /** Socket errors seen after connecting (a reset shows here; an orderly close does not). */
+  errors: Error[];
   /** Resolves when the agent (or we) closed the connection. */
   closed: Promise<void>;
   isClosed(): boolean;
@@ -30,6 +32,7 @@ export function rawConnect(path: string): Promise<RawConn> {
     const socket = connect(path);
     const decoder = new FrameDecoder();
     const answers: Answer[] = [];
+    const errors: Error[] = [];
     const waiters = new Map<number, (a: Answer) => void>();
     let isClosed = false;
     const closed = new Promise<void>((r) =>
@@ -56,10 +59,11 @@ export function rawConnect(path: string): Promise<RawConn> {
       if (!isClosed) reject(err);
     });
     socket.once("connect", () => {
-      socket.on("error", () => {});
+      socket.on("error", (err) => errors.push(err));
       resolve({
         socket,
         answers,
+        errors,
         closed,
         isClosed: () => isClosed,
         write: (b) => {
