@@ -1,0 +1,88 @@
+/**
+ * Stand-in `ip` executables for NETAGENT_IP_BIN. The agent passes its
+ * children only PATH and LC_ALL, so everything a stand-in needs is written
+ * into the script itself. Both run the real iproute2 (in the agent's netns,
+ * which they inherit), so the kernel state stays real.
+ */
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { TempDir } from "../helpers/tmp";
+
+const REAL_IP = existsSync("/usr/sbin/ip") ? "/usr/sbin/ip" : "/usr/bin/ip";
+
+export interface IpCall {
+  argv: string[];
+  stdin: string;
+}
+
+/**
+ * A recorder: each call leaves `argv` (NUL-separated, exact) and `stdin` in
+ * its own directory under `dir/calls`, then runs the real ip on the same.
+ */
+export function recordingIp(dir: TempDir): { bin: string; calls(): IpCall[] } {
+  const calls = dir.join("calls");
+  const bin = dir.join("ip-recorder");
+  writeFileSync(
+    bin,
+    `#!/bin/bash
+set -o pipefail
+mkdir -p '${calls}'
+d=$(mktemp -d '${calls}/XXXXXXXX')
+printf '%s\\0' "$@" > "$d/argv"
+tee "$d/stdin" | '${REAL_IP}' "$@"
+`,
+  );
+  chmodSync(bin, 0o755);
+  return {
+    bin,
+    calls: () => {
+      if (!existsSync(calls)) return [];
+      return readdirSync(calls).map((c) => ({
+        argv: readFileSync(join(calls, c, "argv"), "utf8")
+          .split("\0")
+          .slice(0, -1),
+        stdin: existsSync(join(calls, c, "stdin"))
+          ? readFileSync(join(calls, c, "stdin"), "utf8")
+          : "",
+      }));
+    },
+  };
+}
+
+/**
+ * An ip that dies in the middle of a plan: a write batch (`-batch -` without
+ * `-force`) of more than `k - 1` lines has its first k-1 lines applied by the
+ * real `ip -batch`, then the process is killed (SIGKILL) as if it crashed on
+ * line k. Reads and restores (`-force`) pass through. `armed` is a file:
+ * remove it to make the stand-in a plain pass-through.
+ */
+export function dyingIp(dir: TempDir, k: number): { bin: string; armed: string; deaths(): number } {
+  const bin = dir.join(`ip-dies-on-${k}`);
+  const armed = dir.join("armed");
+  const deaths = dir.join("deaths");
+  writeFileSync(armed, "");
+  writeFileSync(
+    bin,
+    `#!/bin/bash
+is_write=0
+for a in "$@"; do [[ $a == -batch ]] && is_write=1; [[ $a == -force || $a == -json ]] && is_write=0 && break; done
+if [[ $is_write == 1 && -e '${armed}' ]]; then
+  input=$(cat; printf x); input=\${input%x}
+  n=$(printf '%s' "$input" | grep -c '')
+  if (( n >= ${k} )); then
+    printf '%s' "$input" | head -n ${k - 1} | '${REAL_IP}' "$@" || exit $?
+    echo died >> '${deaths}'
+    kill -KILL $$
+  fi
+  printf '%s' "$input" | exec '${REAL_IP}' "$@"
+fi
+exec '${REAL_IP}' "$@"
+`,
+  );
+  chmodSync(bin, 0o755);
+  return {
+    bin,
+    armed,
+    deaths: () => (existsSync(deaths) ? readFileSync(deaths, "utf8").split("\n").length - 1 : 0),
+  };
+}
