@@ -183,6 +183,7 @@ export function createNetworkService(
     const now = await ip.readState();
     const lines: string[] = [];
     const current = now.links.find((l) => l.index === link.index);
+    let others = now.links;
     if (current) {
       lines.push(
         ...planLink(now.links, current, {
@@ -194,8 +195,15 @@ export function createNetworkService(
           exactAddresses: true,
         }),
       );
+      // Those lines swap names with whichever link holds our old name: the
+      // others are judged by the names they will have then, not now.
+      if (current.name !== link.name) {
+        others = now.links.map((l) =>
+          l.name === link.name && l.index !== link.index ? { ...l, name: current.name } : l,
+        );
+      }
     }
-    return lines.concat(restoreOtherNames(before.links, now.links, link.index));
+    return lines.concat(restoreOtherLinks(before.links, others, link.index));
   }
 }
 
@@ -203,8 +211,8 @@ function managed(routes: readonly Route[]): Route[] {
   return routes.filter((r) => r.dev !== "lo");
 }
 
-/** Puts back the names of links a half-done swap left renamed. */
-function restoreOtherNames(
+/** Puts back the names and up state of links a half-done swap left renamed or down. */
+function restoreOtherLinks(
   before: readonly Link[],
   now: readonly Link[],
   skipIndex: number,
@@ -213,10 +221,16 @@ function restoreOtherNames(
   for (const old of before) {
     if (old.index === skipIndex) continue;
     const cur = now.find((l) => l.index === old.index);
-    if (!cur || cur.name === old.name) continue;
-    lines.push(batchLine(["link", "set", "dev", cur.name, "down"]));
-    lines.push(batchLine(["link", "set", "dev", cur.name, "name", old.name]));
-    if (old.flags.includes("UP")) lines.push(batchLine(["link", "set", "dev", old.name, "up"]));
+    if (!cur) continue;
+    const wasUp = old.flags.includes("UP");
+    if (cur.name !== old.name) {
+      lines.push(batchLine(["link", "set", "dev", cur.name, "down"]));
+      lines.push(batchLine(["link", "set", "dev", cur.name, "name", old.name]));
+      if (wasUp) lines.push(batchLine(["link", "set", "dev", old.name, "up"]));
+    } else if (wasUp && !cur.flags.includes("UP")) {
+      // The swap takes the holder down before renaming it.
+      lines.push(batchLine(["link", "set", "dev", old.name, "up"]));
+    }
   }
   return lines;
 }
