@@ -68,27 +68,38 @@ export function planLink(links: readonly Link[], link: Link, target: LinkTarget)
 
   const wanted = new Set(target.addresses.map((a) => `${a.address}/${a.prefix}`));
   const have = new Set(link.addresses.map((a) => `${a.address}/${a.prefix}`));
+  // Restores also give each IPv4 subnet its old primary (the kernel's subnet
+  // route takes its src from it): a subnet whose first address would differ
+  // is rebuilt, every address deleted and added back in the listed order.
+  const rebuild = target.exactAddresses
+    ? subnetsToRebuild(link.addresses, target.addresses, wanted)
+    : new Set<string>();
+  const rebuilt = (a: Pick<Address, "family" | "address" | "prefix">) =>
+    a.family === 4 && rebuild.has(subnetOf(a));
   // Removals first: deleting an IPv4 primary also drops the secondaries of
-  // its subnet, which would take a just-added address with it.
-  // For the same reason a kept address listed after a removed one of its
-  // subnet (a secondary: the kernel lists the primary first) may be gone
-  // unless promote_secondaries is set: put back with `replace`, after.
+  // its subnet, which would take a just-added address with it. They go in
+  // reverse order, secondaries before their primary (the kernel lists the
+  // primary first), or a secondary already dropped would be "not found".
+  // A kept address listed after a removed one of its subnet may be gone
+  // with it (unless promote_secondaries is set): put back with `replace`.
   const thinned = new Set<string>();
   const putBack: string[] = [];
+  const removals: string[] = [];
   for (const a of link.addresses) {
     const cidr = `${a.address}/${a.prefix}`;
-    if (wanted.has(cidr)) {
+    if (wanted.has(cidr) && !rebuilt(a)) {
       if (a.family === 4 && thinned.has(subnetOf(a))) putBack.push(cidr);
       continue;
     }
     if (!target.exactAddresses && a.scope !== "global") continue;
-    lines.push(batchLine(["addr", "del", cidr, "dev", name]));
+    removals.unshift(batchLine(["addr", "del", cidr, "dev", name]));
     if (a.family === 4) thinned.add(subnetOf(a));
   }
+  lines.push(...removals);
   for (const cidr of putBack) lines.push(batchLine(["addr", "replace", cidr, "dev", name]));
   for (const a of target.addresses) {
     const cidr = `${a.address}/${a.prefix}`;
-    if (have.has(cidr)) continue;
+    if (have.has(cidr) && !rebuilt(a)) continue;
     // nodad: usable at once instead of tentative for a second or more.
     const t = ["addr", "add", cidr, "dev", name];
     if (a.family === 6) t.push("nodad");
@@ -100,7 +111,33 @@ export function planLink(links: readonly Link[], link: Link, target: LinkTarget)
   return lines;
 }
 
-function subnetOf(a: Address): string {
+/**
+ * IPv4 subnets whose primary after a plain plan (the first kept address in
+ * the link's order, else the first added) is not the target's first.
+ */
+function subnetsToRebuild(
+  have: readonly Address[],
+  want: readonly Pick<Address, "family" | "address" | "prefix">[],
+  wanted: ReadonlySet<string>,
+): Set<string> {
+  const first = (list: readonly Pick<Address, "family" | "address" | "prefix">[]) => {
+    const m = new Map<string, string>();
+    for (const a of list) {
+      const k = subnetOf(a);
+      if (a.family === 4 && !m.has(k)) m.set(k, `${a.address}/${a.prefix}`);
+    }
+    return m;
+  };
+  const kept = first(have.filter((a) => wanted.has(`${a.address}/${a.prefix}`)));
+  const out = new Set<string>();
+  for (const [k, cidr] of first(want)) {
+    const primary = kept.get(k);
+    if (primary !== undefined && primary !== cidr) out.add(k);
+  }
+  return out;
+}
+
+function subnetOf(a: Pick<Address, "address" | "prefix">): string {
   const ip = parseIp(a.address);
   return typeof ip === "string" ? a.address : `${networkText(ip.bytes, a.prefix)}/${a.prefix}`;
 }
