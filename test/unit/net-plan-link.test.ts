@@ -143,8 +143,8 @@ describe("planLink: addresses", () => {
         target({ addresses: [a(4, "10.0.0.2/24"), a(6, "2001:db8::2/64"), a(4, "10.1.0.2/16")] }),
       ),
     ).toEqual([
-      "addr del 10.0.0.9/24 dev eth0",
       "addr del 2001:db8::9/64 dev eth0",
+      "addr del 10.0.0.9/24 dev eth0",
       "addr add 2001:db8::2/64 dev eth0 nodad",
       "addr add 10.1.0.2/16 dev eth0",
     ]);
@@ -154,10 +154,11 @@ describe("planLink: addresses", () => {
     expect(
       planLink([l], l, target({ addresses: [a(4, "10.0.0.2/24")], exactAddresses: true })),
     ).toEqual([
-      "addr del 10.0.0.9/24 dev eth0",
-      "addr del 2001:db8::9/64 dev eth0",
-      "addr del fe80::1/64 dev eth0",
+      // Reverse order: secondaries before their primary.
       "addr del 127.0.0.2/8 dev eth0",
+      "addr del fe80::1/64 dev eth0",
+      "addr del 2001:db8::9/64 dev eth0",
+      "addr del 10.0.0.9/24 dev eth0",
     ]);
   });
 
@@ -173,6 +174,35 @@ describe("planLink: addresses", () => {
     expect(planLink([v6], v6, target({ addresses: [a(6, "2001:db8::9/64")] }))).toEqual([
       "addr del 2001:db8::2/64 dev eth0",
     ]);
+  });
+
+  it("removes a subnet's secondaries before its primary (the kernel drops them with it)", () => {
+    const three = link(2, "eth0", {
+      addresses: [a(4, "10.0.0.2/24"), a(4, "10.0.0.9/24"), a(4, "10.0.0.10/24")],
+    });
+    expect(planLink([three], three, target({ addresses: [a(4, "10.0.0.5/24")] }))).toEqual([
+      "addr del 10.0.0.10/24 dev eth0",
+      "addr del 10.0.0.9/24 dev eth0",
+      "addr del 10.0.0.2/24 dev eth0",
+      "addr add 10.0.0.5/24 dev eth0",
+    ]);
+  });
+
+  it("exact mode gives a subnet its old primary back, rebuilding it in the listed order", () => {
+    const swapped = link(2, "eth0", {
+      addresses: [a(4, "10.0.0.9/24"), a(4, "10.0.0.2/24"), a(4, "10.1.0.2/16")],
+    });
+    const want = [a(4, "10.0.0.2/24"), a(4, "10.0.0.9/24"), a(4, "10.1.0.2/16")];
+    expect(planLink([swapped], swapped, target({ addresses: want, exactAddresses: true }))).toEqual(
+      [
+        "addr del 10.0.0.2/24 dev eth0",
+        "addr del 10.0.0.9/24 dev eth0",
+        "addr add 10.0.0.2/24 dev eth0",
+        "addr add 10.0.0.9/24 dev eth0",
+      ],
+    );
+    // A request (not exact) leaves the order alone.
+    expect(planLink([swapped], swapped, target({ addresses: want }))).toEqual([]);
   });
 
   it("treats a changed prefix as another address", () => {
