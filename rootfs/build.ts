@@ -3,13 +3,23 @@
  * packages (installed when missing). The thin executor around the pure
  * manifest: probes the host, plans with buildManifest, writes
  * dist/guest/vmlinuz, dist/guest/initrd.img (newc cpio, compressed) and
- * dist/guest/manifest.txt. Options: --out DIR, --agent PATH,
+ * dist/guest/manifest.txt, plus dist/guest/vmlinux (the same kernel
+ * uncompressed, for PVH boot) when the kernel supports it. Options: --out DIR, --agent PATH,
  * --kernel-release RELEASE, --compress lz4|zstd|gzip (default lz4).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { resolve } from "node:path";
 import { type CpioRecord, encodeCpio, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG } from "./cpio";
+import { findKernelPayload, isElf64, supportsPvh } from "./kernel";
 import { parseLdd } from "./ldd";
 import { AGENT_PATH, buildManifest, type Entry, renderManifest } from "./manifest";
 import { parseModulesBuiltin, parseModulesDep, resolveModules } from "./modules";
@@ -128,6 +138,34 @@ function sizeOf(entry: Entry): number {
   }
 }
 
+/**
+ * Writes the kernel's uncompressed ELF for PVH boot when the kernel
+ * supports it; returns false (and removes a stale one) otherwise.
+ */
+async function writeVmlinux(release: string, path: string): Promise<boolean> {
+  rmSync(path, { force: true });
+  const config = existsSync(`/boot/config-${release}`)
+    ? readFileSync(`/boot/config-${release}`, "utf8")
+    : "";
+  if (!supportsPvh(config)) return false;
+  const image = readFileSync(`/boot/vmlinuz-${release}`);
+  const payload = findKernelPayload(image, config);
+  if (payload === undefined) return false;
+  const tool = {
+    xz: ["xz", "-dc", "--single-stream"],
+    zstd: ["zstd", "-dc"],
+    gzip: ["gzip", "-dc"],
+  }[payload.format];
+  // Data after the stream (the bzImage's tail) makes the tools complain; the output is whole.
+  const r = spawnSync(tool[0] as string, tool.slice(1), {
+    input: image.subarray(payload.offset),
+    maxBuffer: 1 << 30,
+  });
+  if (!r.stdout || !isElf64(r.stdout)) return false;
+  await Bun.write(path, r.stdout);
+  return true;
+}
+
 const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB (${n} bytes)`;
 
 async function main(argv: string[]): Promise<void> {
@@ -181,6 +219,7 @@ async function main(argv: string[]): Promise<void> {
   if (!packed?.length) throw new Error(`${compressor.cmd} failed`);
   await Bun.write(initrd, packed);
   copyFileSync(`/boot/vmlinuz-${release}`, `${out}/vmlinuz`);
+  const pvh = await writeVmlinux(release, `${out}/vmlinux`);
 
   const sizes = new Map(entries.map((e) => [e, sizeOf(e)]));
   const unpacked = [...sizes.values()].reduce((a, b) => a + b, 0);
@@ -189,6 +228,7 @@ async function main(argv: string[]): Promise<void> {
   const agentCompressed = compress(readFileSync(agent)).length;
   const totals: [string, string][] = [
     ["kernel", `${release} (${mib(statSync(`${out}/vmlinuz`).size)})`],
+    ["pvh", pvh ? `vmlinux for PVH boot (${mib(statSync(`${out}/vmlinux`).size)})` : "no"],
     ["modules", modules.load.map((m) => m.replace(/^.*\//, "")).join(" ")],
     ["built in", modules.builtin.join(" ") || "(none of the wanted modules)"],
     ["entries", String(entries.length)],

@@ -18,7 +18,8 @@ const USAGE = `usage: npm run vm -- [options]
   --log-level LEVEL  agent.log=LEVEL
   --kernel-messages  do not boot with quiet
   --timeout S        how long to wait for Check (default 180)
-  --kernel PATH, --initrd PATH   image (default dist/guest/vmlinuz, dist/guest/initrd.img)
+  --kernel PATH, --initrd PATH   image (default dist/guest/vmlinux
+                     for PVH boot, else vmlinuz; dist/guest/initrd.img)
 `;
 
 function parse(argv: string[]) {

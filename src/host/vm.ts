@@ -17,6 +17,7 @@ import { GuestConsole } from "./guest-console";
 import { type GuestConfig, hostAgentAddress, qemuArgs } from "./qemu-args";
 
 export interface VmOptions {
+  /** Default dist/guest/vmlinux (PVH) when there is one, else dist/guest/vmlinuz. */
   kernel?: string;
   initrd?: string;
   /** MAC of the virtio-net NIC (default 52:54:00:12:34:56). */
@@ -107,7 +108,11 @@ export class Vm {
 
   /** Spawns QEMU; resolves at once (use waitForAgent to wait for the guest). */
   static async start(options: VmOptions = {}): Promise<Vm> {
-    const kernel = resolve(options.kernel ?? "dist/guest/vmlinuz");
+    // The uncompressed ELF boots by PVH, skipping the bzImage's decompression.
+    const kernel = resolve(
+      options.kernel ??
+        (existsSync("dist/guest/vmlinux") ? "dist/guest/vmlinux" : "dist/guest/vmlinuz"),
+    );
     const initrd = resolve(options.initrd ?? "dist/guest/initrd.img");
     for (const f of [kernel, initrd]) {
       if (!existsSync(f)) throw new Error(`${f} missing: run npm run rootfs`);

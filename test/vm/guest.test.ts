@@ -6,7 +6,7 @@
  * the time to a shell prompt next to the time to the first answered Check.
  * Figures go to the log and to dist/vm-figures.json.
  */
-import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,8 +31,9 @@ let imageDir: string;
 beforeAll(() => {
   ensureGuestImage();
   imageDir = mkdtempSync(join(tmpdir(), "netagent-image-"));
-  image = { kernel: `${imageDir}/vmlinuz`, initrd: `${imageDir}/initrd.img` };
-  copyFileSync("dist/guest/vmlinuz", image.kernel);
+  const kernel = existsSync("dist/guest/vmlinux") ? "vmlinux" : "vmlinuz";
+  image = { kernel: `${imageDir}/${kernel}`, initrd: `${imageDir}/initrd.img` };
+  copyFileSync(`dist/guest/${kernel}`, image.kernel);
   copyFileSync("dist/guest/initrd.img", image.initrd);
   figures.initrdBytes = statSync(image.initrd).size;
 }, 120_000);
