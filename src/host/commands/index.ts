@@ -1,6 +1,7 @@
 /** The subcommands that live in src/host/commands, by name. */
 import type { Command } from "./common";
 import { diff } from "./diff";
+import { call, check, version } from "./health";
 import { listInterfaces, listRoutes } from "./list";
 import { sync } from "./sync";
 import { addNeighbors, updateInterface, updateRoutes } from "./update";
@@ -8,6 +9,9 @@ import { addNeighbors, updateInterface, updateRoutes } from "./update";
 export { type CommandContext, runCommand } from "./common";
 
 export const COMMANDS: readonly Command[] = [
+  check,
+  version,
+  call,
   sync,
   diff,
   listInterfaces,
