@@ -13,6 +13,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { SETUP_BY_HAND } from "./lib/bench-netns";
 import { BUN, NETAGENT, ROOT } from "./lib/proc";
 import { type Row, renderTable } from "./lib/row";
 import { coldStartRows } from "./rows/cold-start";
@@ -74,10 +75,12 @@ async function main(): Promise<void> {
     );
   }
   let floorIdleKiB: number[] = [];
+  let floorSplit = "";
   if (rowsWanted.has(5) || rowsWanted.has(6)) {
     await phase("row 5 (cold start)", async () => {
       const r = await coldStartRows(quick ? 5 : Math.max(pairs, 11));
       floorIdleKiB = r.floorIdleKiB;
+      floorSplit = r.floorSplit;
       return rowsWanted.has(5) ? r.rows : [];
     });
   }
@@ -101,6 +104,7 @@ async function main(): Promise<void> {
         concurrency: 16,
         routes: 10_000,
         floorIdleKiB,
+        floorSplit,
       }),
     );
   }
@@ -118,6 +122,7 @@ async function main(): Promise<void> {
     durationS,
     machine,
     command: `bun bench/run.ts ${argv.join(" ")}`.trim(),
+    setupByHand: SETUP_BY_HAND,
     rows,
   };
   mkdirSync(join(ROOT, "dist"), { recursive: true });
@@ -128,7 +133,9 @@ async function main(): Promise<void> {
     "ratio = ours / reference (median of per-pair ratios); rows 1-2: throughput, higher is better\n",
   );
   console.log(renderTable(rows));
-  console.log("\nnotes and commands to rerun each row by hand:");
+  console.log("\nset-up by hand for rows 3, 4 and 6 (as root; NS = any new name):");
+  for (const c of SETUP_BY_HAND) console.log(`    $ ${c}`);
+  console.log("\nnotes and commands to rerun each row:");
   rows.forEach((r, i) => {
     console.log(`- [${i + 1}] row ${r.id}, ${r.what}`);
     for (const n of r.notes ?? []) console.log(`    note: ${n}`);

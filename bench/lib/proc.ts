@@ -29,7 +29,10 @@ export const CHECK_FRAME = (() => {
   return Buffer.concat([h, body]);
 })();
 
-function statusKiB(pid: number, field: "VmRSS" | "VmHWM"): number {
+export function statusKiB(
+  pid: number,
+  field: "VmRSS" | "VmHWM" | "RssAnon" | "RssFile" | "RssShmem",
+): number {
   const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   if (!m) throw new Error(`no ${field} for ${pid}`);
   return Number(m[1]);

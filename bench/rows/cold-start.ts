@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildFloor, NETAGENT, rssKiB, untilCheck } from "../lib/proc";
+import { buildFloor, NETAGENT, rssKiB, statusKiB, untilCheck } from "../lib/proc";
 import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";
 
@@ -30,7 +30,13 @@ async function startToCheck(file: string, sock: string, settleMs = 0) {
     await untilCheck(sock, () => p.exitCode === null && p.signalCode === null);
     const ms = performance.now() - t0;
     if (settleMs) await Bun.sleep(settleMs);
-    return { ms, rss: rssKiB(p.pid as number) };
+    const pid = p.pid as number;
+    return {
+      ms,
+      rss: rssKiB(pid),
+      anon: statusKiB(pid, "RssAnon"),
+      file: statusKiB(pid, "RssFile"),
+    };
   } finally {
     await stop(p);
   }
@@ -38,7 +44,7 @@ async function startToCheck(file: string, sock: string, settleMs = 0) {
 
 export async function coldStartRows(
   pairs: number,
-): Promise<{ rows: Row[]; floorIdleKiB: number[] }> {
+): Promise<{ rows: Row[]; floorIdleKiB: number[]; floorSplit: string }> {
   const floor = buildFloor();
   const dir = mkdtempSync(join(tmpdir(), "netagent-bench-start-"));
   try {
@@ -59,13 +65,17 @@ export async function coldStartRows(
       }
     }
     const floorIdleKiB: number[] = [];
+    let floorSplit = "";
     for (let i = 0; i < 3; i++) {
-      floorIdleKiB.push((await startToCheck(floor, join(dir, `idle${i}.sock`), 2000)).rss);
+      const r = await startToCheck(floor, join(dir, `idle${i}.sock`), 2000);
+      floorIdleKiB.push(r.rss);
+      floorSplit = `floor RssAnon ${(r.anon / 1024).toFixed(1)} MiB, RssFile ${(r.file / 1024).toFixed(1)} MiB`;
     }
     const ratios = a.map((x, i) => x / (b[i] as number));
     const r = median(ratios);
     return {
       floorIdleKiB,
+      floorSplit,
       rows: [
         {
           id: "5",

@@ -8,7 +8,7 @@
 import { AgentClient } from "../../src/host/client";
 import type { RunningAgent } from "../../test/helpers/agent";
 import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
-import { hwmKiB, resetPeak, rssKiB } from "../lib/proc";
+import { hwmKiB, resetPeak, rssKiB, statusKiB } from "../lib/proc";
 import { updateRoutesPayload } from "../lib/route-set";
 import type { Row } from "../lib/row";
 import { median, slope, summarize } from "../lib/stats";
@@ -19,6 +19,8 @@ export interface MemoryOptions {
   routes: number;
   /** The floor's idle RSS samples (KiB), from the cold-start row. */
   floorIdleKiB: number[];
+  /** The floor's RssAnon/RssFile split, as text. */
+  floorSplit: string;
 }
 
 const CHECK_PAYLOAD = new Uint8Array(0);
@@ -36,6 +38,7 @@ export async function memoryRows(o: MemoryOptions): Promise<Row[]> {
     await c.raw("grpc.Health", "Check", CHECK_PAYLOAD);
     await Bun.sleep(2000);
     const idle = rssKiB(pid);
+    const idleSplit = `netagent RssAnon ${MiB(statusKiB(pid, "RssAnon")).toFixed(1)} MiB, RssFile ${MiB(statusKiB(pid, "RssFile")).toFixed(1)} MiB`;
 
     const step = 10_000;
     const samples: { calls: number; kib: number }[] = [];
@@ -73,6 +76,14 @@ export async function memoryRows(o: MemoryOptions): Promise<Row[]> {
     const floorIdle = median(o.floorIdleKiB);
     const cmd = "bun bench/run.ts --rows 6";
     const growth = (perStep * (after.length - 1)) / 1024;
+    const half = samples.filter((x) => x.calls >= o.calls / 2);
+    const halfGrowth =
+      (slope(
+        half.map((x) => x.calls / step),
+        half.map((x) => x.kib),
+      ) *
+        (half.length - 1)) /
+      1024;
     return [
       {
         id: "6",
@@ -85,6 +96,7 @@ export async function memoryRows(o: MemoryOptions): Promise<Row[]> {
         referenceStats: summarize(o.floorIdleKiB.map(MiB)),
         goal: "<= 32 MiB",
         met: MiB(idle) <= 32,
+        notes: [idleSplit, o.floorSplit].filter(Boolean),
         commands: [cmd, "by hand: grep VmRSS /proc/$(pidof netagent)/status"],
       },
       {
@@ -110,6 +122,7 @@ export async function memoryRows(o: MemoryOptions): Promise<Row[]> {
         met: growth < 1,
         notes: [
           `fitted growth over the last ${(o.calls - step).toLocaleString("en")} calls: ${growth.toFixed(2)} MiB`,
+          `fitted growth over the second half (${(o.calls / 2).toLocaleString("en")} calls on): ${halfGrowth.toFixed(2)} MiB`,
         ],
         commands: [cmd],
       },

@@ -123,10 +123,10 @@ export async function updateRoutesRows(o: UpdateRoutesOptions): Promise<Row[]> {
         ...(pairs < o.pairs ? { notes: [`${pairs} pairs at this size (time budget)`] } : {}),
         commands: [
           `bun bench/run.ts --rows 3 --counts ${n} --pairs ${pairs}`,
-          `by hand: ip netns add NS; ip -n NS link set lo up; ip -n NS link add eth0 type veth peer name peer0; ip -n NS link set peer0 up; ip -n NS link set eth0 up; ip -n NS addr add 10.0.0.2/24 dev eth0`,
-          `ours: ip netns exec NS dist/netagent --listen unix:///tmp/nb.sock --log-level warn & then UpdateRoutes with routes 10.(1+i/256).(i%256).0/24 via 10.0.0.1 dev eth0, i < ${n} (bun bench/tools/routes.ts ${n} --json gives the request)`,
+          n <= 1000
+            ? `ours by hand (adds netagentctl's own start): time dist/netagentctl --addr unix:///tmp/nb.sock --timeout 300 call grpc.AgentService UpdateRoutes --data "$(bun bench/tools/routes.ts ${n} --json)" >/dev/null`
+            : `ours: the request is bun bench/tools/routes.ts ${n} --json (too long for one argument: use the bench command)`,
           `floor: bun bench/tools/routes.ts ${n} --batch > /tmp/r.batch; time ip -n NS -batch - < /tmp/r.batch`,
-          "between runs: ip -n NS route flush table main proto boot",
         ],
       });
     }
