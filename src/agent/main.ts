@@ -22,6 +22,11 @@ import { AGENT_VERSION } from "./version";
 
 /** How long UpdateInterface waits for a hot-plugged link when the call has no deadline. */
 const HOTPLUG_TIMEOUT_MS = 3000;
+/**
+ * On SIGTERM, how long calls still running after the grace period may take
+ * to finish or roll back a network change (a 100,000-route table takes ~20 s).
+ */
+const SETTLE_MS = 60_000;
 
 function readCmdline(): string {
   try {
@@ -100,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
       if (stopping) return;
       stopping = true;
       log.info("shutting down", { signal, activeConnections: server.connectionCount });
-      server.shutdown(config.shutdownGraceMs).then((clean) => {
+      server.shutdown(config.shutdownGraceMs, SETTLE_MS).then((clean) => {
         log.info("stopped", { clean });
         resolve(0);
       });

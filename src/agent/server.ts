@@ -5,7 +5,7 @@
  * accepting, let calls in flight finish within a grace period, close).
  */
 import type { ByteChannel, ChannelSink, Listener } from "../transport/channel";
-import { codeName } from "../ttrpc/codes";
+import { Code, codeName, TtrpcError } from "../ttrpc/codes";
 import { ServerConnection } from "../ttrpc/server-connection";
 import type { ServiceRegistry } from "../ttrpc/service";
 import type { Logger } from "./log";
@@ -152,28 +152,60 @@ export class AgentServer {
     }
   }
 
+  /** Resolves true once no connection has bytes waiting for its peer. */
+  private async flushed(): Promise<boolean> {
+    const waiting = () =>
+      [...this.connections.values()].some((w) => (w.channel.bufferedBytes ?? 0) > 0);
+    while (waiting()) await new Promise((r) => setTimeout(r, 10));
+    return true;
+  }
+
   addListener(listener: Listener): void {
     this.listeners.push(listener);
   }
 
   /**
-   * Stops accepting, waits up to `graceMs` for calls in flight, then closes
-   * every connection. Resolves true when nothing was cut short.
+   * Stops accepting and waits up to `graceMs` for calls in flight. Calls
+   * still running then are cancelled (their signals abort, so waits such as
+   * hot-plug give up) and get up to `settleMs` more: a network change that
+   * is under way finishes or rolls back rather than being cut off by exit.
+   * Then closes every connection. Resolves true when nothing was cut short.
    */
-  async shutdown(graceMs: number): Promise<boolean> {
+  async shutdown(graceMs: number, settleMs = 0): Promise<boolean> {
     this.stopping = true;
     await Promise.all(this.listeners.map((l) => l.close()));
-    const drained = Promise.all([...this.connections.keys()].map((c) => c.drain())).then(
-      () => true,
-    );
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), graceMs);
-    });
-    const clean = await Promise.race([drained, timeout]);
-    clearTimeout(timer);
+    const drained = () =>
+      Promise.all([...this.connections.keys()].map((c) => c.drain())).then(() => true);
+    let clean = await within(drained(), graceMs);
+    if (!clean && settleMs > 0) {
+      const reason = new TtrpcError("agent shutting down", Code.UNAVAILABLE);
+      for (const conn of this.connections.keys()) conn.cancel(reason);
+      this.options.log.info("calls still running after the grace period: cancelled, settling", {
+        graceMs,
+        settleMs,
+      });
+      clean = await within(drained(), settleMs);
+    }
+    // Closing drops what the socket has not sent yet: let the answers out first.
+    await within(this.flushed(), FLUSH_MS);
     this.stopSweeper();
     for (const { channel } of this.connections.values()) channel.close();
     return clean;
+  }
+}
+
+/** How long shutdown lets answers already written reach their peers. */
+const FLUSH_MS = 2000;
+
+/** Resolves with `work`'s value, or false once `ms` have passed. */
+async function within(work: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -92,6 +92,11 @@ export class ServerConnection {
     for (const call of this.inflight.values()) call.controller.abort(reason);
   }
 
+  /** Aborts the signals of calls in flight with `reason`; their answers still go out. */
+  cancel(reason: unknown): void {
+    for (const call of this.inflight.values()) call.controller.abort(reason);
+  }
+
   /** Resolves once no call is in flight (new requests are still taken). */
   async drain(): Promise<void> {
     while (this.inflight.size > 0) {
