@@ -86,3 +86,33 @@ exec '${REAL_IP}' "$@"
     deaths: () => (existsSync(deaths) ? readFileSync(deaths, "utf8").split("\n").length - 1 : 0),
   };
 }
+
+/**
+ * An ip whose write batches stop halfway: the first half of the lines is
+ * applied, `halfway` appears, and the rest waits until `release` exists
+ * (a slow iproute2, on cue). Reads and restores pass through.
+ */
+export function gatedIp(dir: TempDir): { bin: string; halfway: string; release: string } {
+  const bin = dir.join("ip-gated");
+  const halfway = dir.join("halfway");
+  const release = dir.join("release");
+  writeFileSync(
+    bin,
+    `#!/bin/bash
+is_write=0
+for a in "$@"; do [[ $a == -batch ]] && is_write=1; [[ $a == -force || $a == -json ]] && is_write=0 && break; done
+if [[ $is_write == 1 ]]; then
+  input=$(cat; printf x); input=\${input%x}
+  n=$(printf '%s' "$input" | grep -c '')
+  half=$(( n / 2 ))
+  printf '%s' "$input" | head -n $half | '${REAL_IP}' "$@" || exit $?
+  touch '${halfway}'
+  until [[ -e '${release}' ]]; do sleep 0.05; done
+  printf '%s' "$input" | tail -n +$(( half + 1 )) | exec '${REAL_IP}' "$@"
+fi
+exec '${REAL_IP}' "$@"
+`,
+  );
+  chmodSync(bin, 0o755);
+  return { bin, halfway, release };
+}
