@@ -4,7 +4,8 @@
  * (network namespaces), a built dist/netagent, and Go for rows 1-2.
  *
  *   bun bench/run.ts [--rows 1,2,3,4,5,6,7] [--pairs 7] [--counts 1,100,1000,10000,50000]
- *                    [--big-pairs 5] [--no-change-counts 100,10000] [--quick]
+ *                    [--big-pairs 5] [--no-change-counts 100,10000] [--calls 100000]
+ *                    [--slope-calls 300000] [--quick]
  *
  * Everything is ratios of interleaved runs (A B / B A) against a reference
  * measured in the same run: the machine is shared and noisy.
@@ -100,7 +101,8 @@ async function main(): Promise<void> {
   if (rowsWanted.has(6)) {
     await phase("row 6 (memory)", () =>
       memoryRows({
-        calls: quick ? 20_000 : 100_000,
+        calls: Number(opt("--calls") ?? (quick ? 20_000 : 100_000)),
+        slopeCalls: Number(opt("--slope-calls") ?? (quick ? 20_000 : 300_000)),
         concurrency: 16,
         routes: 10_000,
         floorIdleKiB,
