@@ -82,6 +82,16 @@ async function main(argv: string[]): Promise<number> {
   }
   const { config } = parsed;
   const log = createLogger(config.logLevel);
+  // Handlers go in before listening: a signal that arrives between
+  // "listening" and their registration would otherwise kill the process
+  // without a graceful shutdown. An early signal waits for the server.
+  let signalled: ((signal: string) => void) | string | undefined;
+  const onSignal = (signal: string) => {
+    if (typeof signalled === "function") signalled(signal);
+    else signalled ??= signal;
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
   const server = new AgentServer({
     registry: buildRegistry(log),
     log,
@@ -110,8 +120,9 @@ async function main(argv: string[]): Promise<number> {
         resolve(0);
       });
     };
-    process.on("SIGTERM", () => stop("SIGTERM"));
-    process.on("SIGINT", () => stop("SIGINT"));
+    const early = signalled;
+    signalled = stop;
+    if (typeof early === "string") stop(early);
   });
 }
 
