@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-export const NETAGENT = join(ROOT, "dist/netagent");
+/** dist/netagent, or $NETAGENT_BIN (another build), as test/helpers/agent.ts and bench/ttrpc take it. */
+export const NETAGENT = process.env.NETAGENT_BIN ?? join(ROOT, "dist/netagent");
 export const FLOOR = join(ROOT, "dist/bench-floor");
 export const BUN = join(ROOT, "node_modules/.bin/bun");
 
