@@ -62,11 +62,11 @@ supervise_agent() {
 	pid=
 	trap 'stopping=1; [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null' TERM
 	if cmdline_has agent.debug_console; then out=$AGENT_LOG; else out=/dev/console; fi
-	# JavaScriptCore's JIT off unless init.jit: under TCG every JIT-compiled
+	# init.nojit turns JavaScriptCore's JIT off: under TCG every JIT-compiled
 	# page is new guest code QEMU must translate again in each process, which
-	# doubles the agent's start-up (and so its respawn time); an RPC agent
-	# this small gains nothing from the JIT.
-	if cmdline_has init.jit; then jit=1; else jit=0; fi
+	# doubles the agent's start-up (and so its respawn time). The VM runner
+	# sets it when there is no KVM; with KVM the JIT speeds large updates.
+	if cmdline_has init.nojit; then jit=0; else jit=1; fi
 	runs=0
 	pause=0
 	while [ -z "$stopping" ]; do

@@ -69,6 +69,9 @@ export function kernelCmdline(config: GuestConfig): string {
     config.logLevel ? `agent.log=${config.logLevel}` : "",
     config.debugConsole ? "agent.debug_console" : "",
     config.startAgent ? "" : "init.noagent",
+    // Under TCG every JIT-compiled page is new code QEMU must translate
+    // again, which doubles the agent's start-up; with KVM the JIT pays.
+    config.kvm ? "" : "init.nojit",
     ...(config.extraCmdline ?? []),
   ];
   for (const w of words) {

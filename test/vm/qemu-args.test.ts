@@ -75,7 +75,7 @@ describe("qemuArgs", () => {
 describe("kernelCmdline", () => {
   it("sets the agent's address and the init switches", () => {
     expect(kernelCmdline(base)).toBe(
-      "console=ttyS0 panic=-1 quiet agent.server_addr=serial://agent.channel.0",
+      "console=ttyS0 panic=-1 quiet agent.server_addr=serial://agent.channel.0 init.nojit",
     );
     expect(
       kernelCmdline({
@@ -86,8 +86,13 @@ describe("kernelCmdline", () => {
         kernelMessages: true,
       }),
     ).toBe(
-      "console=ttyS0 panic=-1 agent.server_addr=serial://agent.channel.0 agent.log=debug agent.debug_console init.noagent",
+      "console=ttyS0 panic=-1 agent.server_addr=serial://agent.channel.0 agent.log=debug agent.debug_console init.noagent init.nojit",
     );
+  });
+
+  it("turns the guest's JIT off under TCG only", () => {
+    expect(kernelCmdline({ ...base, kvm: false }).split(" ")).toContain("init.nojit");
+    expect(kernelCmdline({ ...base, kvm: true }).split(" ")).not.toContain("init.nojit");
   });
 
   it("refuses words with spaces", () => {
