@@ -16,6 +16,7 @@ import type { Acceptor, ChannelSink, Listener } from "./channel";
 const VIRTIO_PORTS = "/sys/class/virtio-ports";
 const READ_SIZE = 64 * 1024;
 const BACKOFF_MIN_MS = 20;
+const MAX_QUEUED_BYTES = 1 << 20;
 const BACKOFF_MAX_MS = 500;
 
 /** The /dev path of the virtio-serial port named `name` (its `name` file in sysfs). */
@@ -54,12 +55,15 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
       const session = {
         open: true,
         writes: Promise.resolve(),
+        /** Bytes handed to write() and not yet taken by the port. */
+        queued: 0,
         sink: undefined as ChannelSink | undefined,
       };
       session.sink = accept({
         peer: path,
         write(bytes: Uint8Array) {
           if (!session.open) return;
+          session.queued += bytes.length;
           // Writes are chained so frames reach the port whole and in order.
           session.writes = session.writes
             .then(async () => {
@@ -69,7 +73,13 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
                 off += bytesWritten;
               }
             })
-            .catch(() => {});
+            .catch(() => {})
+            .finally(() => {
+              session.queued -= bytes.length;
+            });
+        },
+        get bufferedBytes() {
+          return session.queued;
         },
         close() {
           session.open = false;
@@ -88,6 +98,9 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
       const splitter = new HostSessionSplitter();
       let sawData = false;
       while (!stopped && session.open) {
+        // Back-pressure: while the host leaves answers unread, read no more
+        // of its requests, or the answers would pile up here without bound.
+        if (session.queued > MAX_QUEUED_BYTES) await session.writes;
         let n: number;
         try {
           ({ bytesRead: n } = await handle.read(buf, 0, READ_SIZE, null));
