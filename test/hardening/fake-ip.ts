@@ -26,8 +26,9 @@ export function recordingIp(dir: TempDir): { bin: string; calls(): IpCall[] } {
     bin,
     `#!/bin/bash
 set -o pipefail
-mkdir -p '${calls}'
-d=$(mktemp -d '${calls}/XXXXXXXX')
+# Named by start time (19 digits of ns) so a listing sorts into call order.
+d='${calls}'/$(date +%s%N)-$$
+mkdir -p "$d"
 printf '%s\\0' "$@" > "$d/argv"
 tee "$d/stdin" | '${REAL_IP}' "$@"
 `,
@@ -37,14 +38,16 @@ tee "$d/stdin" | '${REAL_IP}' "$@"
     bin,
     calls: () => {
       if (!existsSync(calls)) return [];
-      return readdirSync(calls).map((c) => ({
-        argv: readFileSync(join(calls, c, "argv"), "utf8")
-          .split("\0")
-          .slice(0, -1),
-        stdin: existsSync(join(calls, c, "stdin"))
-          ? readFileSync(join(calls, c, "stdin"), "utf8")
-          : "",
-      }));
+      return readdirSync(calls)
+        .sort()
+        .map((c) => ({
+          argv: readFileSync(join(calls, c, "argv"), "utf8")
+            .split("\0")
+            .slice(0, -1),
+          stdin: existsSync(join(calls, c, "stdin"))
+            ? readFileSync(join(calls, c, "stdin"), "utf8")
+            : "",
+        }));
     },
   };
 }
