@@ -352,15 +352,15 @@ describe("protobuf fuzzing in process (real handlers, fake ip)", () => {
     async (m) => {
       await fc.assert(
         fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), (p) => check(m, p)),
-        { numRuns: 1000, seed: 0xb0f1 },
+        { numRuns: 700, seed: 0xb0f1 },
       );
       await fc.assert(
         fc.asyncProperty(structured(m), (p) => check(m, p)),
-        { numRuns: 1000, seed: 0xb0f2 },
+        { numRuns: 700, seed: 0xb0f2 },
       );
       const rand = prng(0xb0f3);
       const valid = validRequest(m);
-      for (let i = 0; i < 1000; i++) {
+      for (let i = 0; i < 700; i++) {
         let p = valid;
         for (let k = 1 + Math.floor(rand() * 3); k > 0; k--) p = mutate(p, rand);
         await check(m, p);
@@ -452,11 +452,11 @@ describe("protobuf fuzzing against dist/netagent in a fresh netns", () => {
     ]).then((parts) => parts.join("\n"));
   }
 
-  it("300 mutated UpdateInterface / UpdateRoutes / AddARPNeighbors: invalid ones change nothing", async () => {
+  it("200 mutated UpdateInterface / UpdateRoutes / AddARPNeighbors: invalid ones change nothing", async () => {
     const rand = prng(0xb0f4);
     const counts = { ok: 0, invalid: 0, notFound: 0 };
     let before: string = await dump();
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 200; i++) {
       const m = (["UpdateInterface", "UpdateRoutes", "AddARPNeighbors"] as const)[i % 3] as Method;
       let p = validRequest(m);
       for (let k = 1 + Math.floor(rand() * 2); k > 0; k--) p = mutate(p, rand);
@@ -493,7 +493,7 @@ describe("protobuf fuzzing against dist/netagent in a fresh netns", () => {
       }
       tried++;
     }
-    expect(counts.invalid).toBeGreaterThan(50);
+    expect(counts.invalid).toBeGreaterThan(40);
     expect(agent.child.running).toBe(true);
     console.log(
       `protobuf fuzzing in the netns: ${JSON.stringify(counts)}; total ${tried} requests`,
