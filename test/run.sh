@@ -5,19 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES=(
-  iproute2 golang-go golang-github-containerd-ttrpc-dev containernetworking-plugins
-  qemu-system-x86 linux-image-amd64 busybox-static cpio gzip zstd
-)
-missing=()
-for p in "${DEBIAN_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "test: installing Debian packages: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash scripts/debian-packages.sh
 
 npm ci --no-audit --no-fund
 npm run gen
