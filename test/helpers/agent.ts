@@ -70,11 +70,29 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-/** Starts dist/netagent on a fresh unix socket and waits until it accepts connections. */
-export async function startAgent(extraArgs: readonly string[] = []): Promise<RunningAgent> {
+export interface StartAgentOptions {
+  args?: readonly string[];
+  /** Added to the environment (e.g. NETAGENT_IP_BIN for a stand-in `ip`). */
+  env?: Record<string, string>;
+  /** Run inside this namespace (`ip netns exec` execs the agent: the PID is the agent's). */
+  netns?: { name: string };
+}
+
+/**
+ * Starts dist/netagent on a fresh unix socket and waits until it answers
+ * Check. `extraArgs` may be a list of flags or the full options.
+ */
+export async function startAgent(
+  options: readonly string[] | StartAgentOptions = {},
+): Promise<RunningAgent> {
+  const opts: StartAgentOptions = Array.isArray(options)
+    ? { args: options as readonly string[] }
+    : (options as StartAgentOptions);
   const dir = tempDir();
   const socket = dir.join("agent.sock");
-  const child = start(requireAgentBinary(), ["--listen", `unix://${socket}`, ...extraArgs]);
+  const argv = [requireAgentBinary(), "--listen", `unix://${socket}`, ...(opts.args ?? [])];
+  const [file, ...args] = opts.netns ? ["ip", "netns", "exec", opts.netns.name, ...argv] : argv;
+  const child = start(file as string, args, opts.env ? { ...process.env, ...opts.env } : undefined);
   try {
     // Ready means answering Check, not just accepting: the kernel accepts on
     // a listening socket before the agent's JS has gone on to install its

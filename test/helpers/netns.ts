@@ -5,9 +5,8 @@
  * it, so the PID we hold is the agent's.
  */
 import { randomBytes } from "node:crypto";
-import { NETAGENT, type RunningAgent, requireAgentBinary } from "./agent";
-import { run, start, waitForSocket } from "./process";
-import { tempDir } from "./tmp";
+import { type RunningAgent, startAgent } from "./agent";
+import { run } from "./process";
 
 export class Netns {
   private constructor(readonly name: string) {}
@@ -58,39 +57,8 @@ export class Netns {
   }
 
   /** Starts dist/netagent inside this namespace on a unix socket. */
-  async startAgent(extraArgs: readonly string[] = []): Promise<RunningAgent> {
-    const dir = tempDir();
-    const socket = dir.join("agent.sock");
-    requireAgentBinary();
-    const child = start("ip", [
-      "netns",
-      "exec",
-      this.name,
-      NETAGENT,
-      "--listen",
-      `unix://${socket}`,
-      ...extraArgs,
-    ]);
-    try {
-      await waitForSocket(child, socket);
-    } catch (err) {
-      await child.kill();
-      dir.remove();
-      throw err;
-    }
-    return {
-      child,
-      socket,
-      dir,
-      async stop() {
-        try {
-          await child.stop("SIGTERM");
-        } finally {
-          await child.kill();
-          dir.remove();
-        }
-      },
-    };
+  startAgent(extraArgs: readonly string[] = []): Promise<RunningAgent> {
+    return startAgent({ args: extraArgs, netns: this });
   }
 
   async remove(): Promise<void> {
