@@ -190,21 +190,7 @@ describe("guest VM with netagent", () => {
     expect(newPid).not.toBe(oldPid);
   });
 
-  it("PTP scenario: UpdateInterface + UpdateRoutes give the pod's table, read back independently", async (ctx) => {
-    // Runs once grpc.AgentService/UpdateRoutes is implemented. An empty
-    // table is harmless here: the NIC has no address and no routes yet.
-    try {
-      await client.unary(
-        AgentService.method.updateRoutes,
-        { routes: { Routes: [] } },
-        {
-          timeoutMs: 10_000,
-        },
-      );
-    } catch (err) {
-      if (err instanceof TtrpcError && err.code === Code.UNIMPLEMENTED) ctx.skip();
-      throw err;
-    }
+  it("PTP scenario: UpdateInterface + UpdateRoutes give the pod's table, read back independently", async () => {
     const iface = await client.unary(
       AgentService.method.updateInterface,
       {
