@@ -16,7 +16,6 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_
 import { IPFamily } from "../../src/gen/types_pb";
 import type { AgentClient } from "../../src/host/client";
 import { Vm } from "../../src/host/vm";
-import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { ensureGuestImage } from "./image";
 
 const MAC = "52:54:00:0a:f8:92";
