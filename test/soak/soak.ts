@@ -6,6 +6,7 @@
  * requested (read with `ip -n NS -json`), and VmRSS is sampled once a second
  * for its slope over the second half of the run.
  */
+import { writeFileSync } from "node:fs";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { expect } from "vitest";
 import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
@@ -26,6 +27,9 @@ export interface SoakResult {
   rssEndKiB: number;
   /** Least-squares slope of VmRSS over the second half, KiB per minute. */
   slopeKiBPerMin: number;
+  /** Lowest and highest VmRSS in the second half. */
+  secondHalfMinKiB: number;
+  secondHalfMaxKiB: number;
   samples: number;
 }
 
@@ -109,7 +113,12 @@ async function checkWorker(
   return done;
 }
 
-export async function soak(opts: { checks: number; updates: number }): Promise<SoakResult> {
+export async function soak(opts: {
+  checks: number;
+  updates: number;
+  /** Where to write the VmRSS samples ([minutes, KiB]) as JSON. */
+  samplesFile?: string;
+}): Promise<SoakResult> {
   const ns = await Netns.create("nt-soak");
   try {
     await ns.veth("eth0", "peer0", { mac: "02:00:00:00:0c:01" });
@@ -175,15 +184,19 @@ export async function soak(opts: { checks: number; updates: number }): Promise<S
       const seconds = (performance.now() - started) / 1000;
       const end = samples.at(-1)?.[0] ?? 0;
       const half = samples.filter(([t]) => t >= end / 2);
-      return {
+      const result: SoakResult = {
         checks: opts.checks,
         updates: opts.updates,
         seconds: Math.round(seconds),
         rssStartKiB,
         rssEndKiB: vmRssKiB(pid),
         slopeKiBPerMin: Math.round(slope(half) * 10) / 10,
+        secondHalfMinKiB: Math.min(...half.map(([, y]) => y)),
+        secondHalfMaxKiB: Math.max(...half.map(([, y]) => y)),
         samples: samples.length,
       };
+      if (opts.samplesFile) writeFileSync(opts.samplesFile, JSON.stringify({ result, samples }));
+      return result;
     } finally {
       await agent.stop();
     }
