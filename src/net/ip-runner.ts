@@ -65,7 +65,12 @@ export class IpRunner {
       new Response(proc.stderr as ReadableStream).text(),
       proc.exited,
     ]);
-    return { stdout, stderr, exitCode };
+    // A process killed by a signal leaves no words of its own: say so.
+    const died =
+      proc.signalCode && !stderr.trim()
+        ? `ip was killed by ${proc.signalCode} before it finished`
+        : "";
+    return { stdout, stderr: stderr || died, exitCode };
   }
 
   private async readJson(args: string[], stdin?: string): Promise<unknown[]> {
