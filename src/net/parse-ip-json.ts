@@ -101,14 +101,17 @@ function parseDst(dst: string, family: Family): string | undefined {
 }
 
 /**
- * Routes of one family from `ip -json -details [-6] route show table main`.
+ * Main-table routes from `ip -json -details route show table all` (both
+ * families, family inferred per route, other tables left out), or of one
+ * known family from `ip -json -details [-6] route show table main`.
  * Multipath routes (with `nexthops`) keep their first hop's device only.
  */
-export function parseRoutes(doc: unknown, family: Family): Route[] {
+export function parseRoutes(doc: unknown, knownFamily?: Family): Route[] {
   const routes: Route[] = [];
   for (const r of asArray(doc)) {
     const rawDst = str(r.dst);
     if (rawDst === undefined) continue;
+    const family = knownFamily ?? routeFamily(r, rawDst);
     const dst = parseDst(rawDst, family);
     if (dst === undefined) continue;
     const table = str(r.table);
@@ -134,6 +137,21 @@ export function parseRoutes(doc: unknown, family: Family): Route[] {
     });
   }
   return routes;
+}
+
+/**
+ * The family of a route in a dump of both (`route show table all`): from its
+ * addresses when they tell; otherwise IPv6 routes are the ones that carry a
+ * router preference (the kernel puts RTA_PREF on every IPv6 route and on no
+ * IPv4 one), which settles `default dev eth0`.
+ */
+function routeFamily(r: Json, dst: string): Family {
+  if (dst.includes(":")) return 6;
+  const gateway = str(r.gateway);
+  if (gateway !== undefined) return familyOf(gateway);
+  const prefsrc = str(r.prefsrc);
+  if (prefsrc !== undefined) return familyOf(prefsrc);
+  return "pref" in r ? 6 : 4;
 }
 
 /** Neighbours from `ip -json neigh show`. */

@@ -1,7 +1,7 @@
 /**
  * IpRunner against a fake `ip` (test/fixtures/fake-ip/ip): batch failures
- * carry the failed line, iproute2's words and the table's code; readState
- * reads through the two spawns it should. No root, no netns.
+ * carry the failed line, iproute2's words and the table's code; reads take
+ * one process each. No root, no netns.
  */
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -134,18 +134,18 @@ describe("IpRunner.batch", () => {
 });
 
 describe("IpRunner reads", () => {
-  it("readState: one -batch read of addr/route/neigh and one -6 route read", async () => {
+  it("readState: one -batch read of addresses, both families' routes and neighbours", async () => {
     const ip = fakeIp();
     const state = await new IpRunner(ip.bin).readState();
     expect(ip.calls()).toEqual([
-      { argv: "-json -details -6 route show table main", stdin: "" },
       {
         argv: "-json -details -batch -",
-        stdin: "addr show\\nroute show table main\\nneigh show",
+        stdin: "addr show\\nroute show table all\\nneigh show",
       },
     ]);
     const one = (name: string) => splitJsonDocuments(fixture(name))[0];
     expect(state.links).toEqual(parseLinks(one("addr-show.out")));
+    // The same routes as the per-family listings; the local table left out.
     expect(state.routes).toEqual([
       ...parseRoutes(one("route-show-main.out"), 4),
       ...parseRoutes(one("route6-show-main.out"), 6),
@@ -154,13 +154,10 @@ describe("IpRunner reads", () => {
     expect(state.routes.filter((r) => r.family === 6)).toHaveLength(9);
   });
 
-  it("readRoutes: the main table of each family", async () => {
+  it("readRoutes: the main table of both families, in one process", async () => {
     const ip = fakeIp();
     const routes = await new IpRunner(ip.bin, "pod-ns").readRoutes();
-    expect(ip.calls().map((c) => c.argv)).toEqual([
-      "-n pod-ns -json -details -6 route show table main",
-      "-n pod-ns -json -details route show table main",
-    ]);
+    expect(ip.calls().map((c) => c.argv)).toEqual(["-n pod-ns -json -details route show table all"]);
     expect(routes.map((r) => r.family)).toEqual([...Array(9).fill(4), ...Array(9).fill(6)]);
   });
 
@@ -168,6 +165,6 @@ describe("IpRunner reads", () => {
     const ip = fakeIp("ip-truncated");
     const err = (await rejection(new IpRunner(ip.bin).readRoutes())) as TtrpcError;
     expect(err.code).toBe(Code.INTERNAL);
-    expect(err.message).toMatch(/route show table main: unreadable output$/);
+    expect(err.message).toMatch(/route show table all: unreadable output$/);
   });
 });

@@ -326,3 +326,82 @@ describe("splitJsonDocuments", () => {
     expect(() => splitJsonDocuments("[1,,2]")).toThrow(SyntaxError);
   });
 });
+
+describe("parseRoutes without a family (route show table all)", () => {
+  it("infers each route's family and keeps only the main table", () => {
+    const doc = [
+      {
+        type: "unicast",
+        dst: "default",
+        dev: "a0",
+        table: "main",
+        protocol: "boot",
+        scope: "link",
+        flags: [],
+      },
+      {
+        type: "local",
+        dst: "10.0.0.2",
+        dev: "a0",
+        table: "local",
+        protocol: "kernel",
+        scope: "host",
+        prefsrc: "10.0.0.2",
+        flags: [],
+      },
+      {
+        type: "unicast",
+        dst: "default",
+        dev: "a0",
+        table: "main",
+        protocol: "boot",
+        scope: "global",
+        metric: 1024,
+        flags: [],
+        pref: "medium",
+      },
+      {
+        type: "unicast",
+        dst: "default",
+        gateway: "fe80::1",
+        dev: "a0",
+        table: "main",
+        metric: 1024,
+        flags: [],
+      },
+      {
+        type: "unicast",
+        dst: "10.0.0.0/24",
+        dev: "a0",
+        table: "main",
+        prefsrc: "10.0.0.2",
+        protocol: "kernel",
+        scope: "link",
+        flags: [],
+      },
+      {
+        type: "unreachable",
+        dst: "2001:db8::/32",
+        dev: "lo",
+        table: "main",
+        metric: 1024,
+        flags: [],
+        pref: "medium",
+      },
+    ];
+    expect(parseRoutes(doc).map((r) => `${r.family} ${r.dst} ${r.dev}`)).toEqual([
+      "4 0.0.0.0/0 a0",
+      "6 ::/0 a0",
+      "6 ::/0 a0",
+      "4 10.0.0.0/24 a0",
+      "6 2001:db8::/32 lo",
+    ]);
+  });
+
+  it("reads the recorded listing like the two per-family ones", () => {
+    expect(parseRoutes(one("route-show-all.out"))).toEqual([
+      ...parseRoutes(one("route-show-main.out"), 4),
+      ...parseRoutes(one("route6-show-main.out"), 6),
+    ]);
+  });
+});
