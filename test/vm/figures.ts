@@ -11,7 +11,7 @@ import { SHELL_PROMPT } from "../../rootfs/manifest";
 import { AgentService } from "../../src/gen/agent_pb";
 import { IPFamily } from "../../src/gen/types_pb";
 import { Vm } from "../../src/host/vm";
-import { ensureGuestImage } from "./image";
+import { ensureGuestImage, PTP_ROUTES } from "./image";
 
 const MAC = "52:54:00:0a:f8:92";
 const rounds = Number(process.argv[2] ?? 3);
@@ -41,23 +41,7 @@ async function withAgent(): Promise<Record<string, number>> {
       AgentService.method.updateRoutes,
       {
         routes: {
-          Routes: [
-            { dest: "", gateway: "10.248.246.145", device: "eth0", family: v4 },
-            {
-              dest: "10.248.246.144/28",
-              gateway: "10.248.246.145",
-              source: "10.248.246.146",
-              device: "eth0",
-              family: v4,
-            },
-            {
-              dest: "10.248.246.145/32",
-              source: "10.248.246.146",
-              device: "eth0",
-              scope: 253,
-              family: v4,
-            },
-          ],
+          Routes: PTP_ROUTES,
         },
       },
       { timeoutMs: 20_000 },

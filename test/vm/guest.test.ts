@@ -16,7 +16,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_
 import { IPFamily } from "../../src/gen/types_pb";
 import type { AgentClient } from "../../src/host/client";
 import { Vm } from "../../src/host/vm";
-import { ensureGuestImage } from "./image";
+import { ensureGuestImage, PTP_ROUTES } from "./image";
 
 const MAC = "52:54:00:0a:f8:92";
 // iproute2 by path: the debug shell's busybox would run its own ip applet.
@@ -210,23 +210,7 @@ describe("guest VM with netagent", () => {
       AgentService.method.updateRoutes,
       {
         routes: {
-          Routes: [
-            { dest: "", gateway: "10.248.246.145", device: "eth0", family: v4 },
-            {
-              dest: "10.248.246.144/28",
-              gateway: "10.248.246.145",
-              source: "10.248.246.146",
-              device: "eth0",
-              family: v4,
-            },
-            {
-              dest: "10.248.246.145/32",
-              source: "10.248.246.146",
-              device: "eth0",
-              scope: 253,
-              family: v4,
-            },
-          ],
+          Routes: PTP_ROUTES,
         },
       },
       { timeoutMs: 20_000 },

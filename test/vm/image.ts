@@ -4,6 +4,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
+import { IPFamily } from "../../src/gen/types_pb";
 
 const IMAGE = ["dist/guest/vmlinuz", "dist/guest/initrd.img"];
 
@@ -27,3 +28,22 @@ export function ensureGuestImage(): void {
   const r = spawnSync(bun, ["rootfs/build.ts"], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`rootfs build failed:\n${r.stdout}\n${r.stderr}`);
 }
+
+/** The pod table of DESIGN.md as the Kata runtime sends it (the PTP scenario). */
+export const PTP_ROUTES = [
+  { dest: "", gateway: "10.248.246.145", device: "eth0", family: IPFamily.v4 },
+  {
+    dest: "10.248.246.144/28",
+    gateway: "10.248.246.145",
+    source: "10.248.246.146",
+    device: "eth0",
+    family: IPFamily.v4,
+  },
+  {
+    dest: "10.248.246.145/32",
+    source: "10.248.246.146",
+    device: "eth0",
+    scope: 253,
+    family: IPFamily.v4,
+  },
+];
