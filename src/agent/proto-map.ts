@@ -11,6 +11,16 @@ import { type Link, type Route, rawFlags } from "../net/model";
 
 const RTNH_F_ONLINK = 4;
 
+/** The model's family as the protocol's enum. */
+export function protoFamily(family: 4 | 6): IPFamily {
+  return family === 6 ? IPFamily.v6 : IPFamily.v4;
+}
+
+/** An address as Kata's IPAddress: mask is the prefix length in decimal. */
+export function addressToProto(a: { family: 4 | 6; address: string; prefix: number }) {
+  return { family: protoFamily(a.family), address: a.address, mask: String(a.prefix) };
+}
+
 /**
  * A route as ListRoutes reports it: dest is always a CIDR, the default
  * being "0.0.0.0/0" or "::/0" (never "", never Kata's "::1"); source is the
@@ -23,7 +33,7 @@ export function routeToProto(r: Route): ProtoRoute {
     device: r.dev,
     source: r.prefsrc ?? "",
     scope: r.scope,
-    family: r.family === 6 ? IPFamily.v6 : IPFamily.v4,
+    family: protoFamily(r.family),
     flags: r.onlink ? RTNH_F_ONLINK : 0,
     mtu: r.mtu,
   });
@@ -34,11 +44,7 @@ export function linkToProto(l: Link, devicePath = ""): Interface {
   return create(InterfaceSchema, {
     device: l.name,
     name: l.name,
-    IPAddresses: l.addresses.map((a) => ({
-      family: a.family === 6 ? IPFamily.v6 : IPFamily.v4,
-      address: a.address,
-      mask: String(a.prefix),
-    })),
+    IPAddresses: l.addresses.map(addressToProto),
     mtu: BigInt(l.mtu),
     hwAddr: l.mac,
     devicePath,

@@ -9,7 +9,8 @@
  * a link-scope host route first, the way ptp makes it reachable in the pod.
  */
 import { create } from "@bufbuild/protobuf";
-import { InterfaceSchema, IPFamily, type Route, RouteSchema } from "../gen/types_pb";
+import { addressToProto, protoFamily } from "../agent/proto-map";
+import { InterfaceSchema, type Route, RouteSchema } from "../gen/types_pb";
 import { cidrContains, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
 import type { SyncRequests } from "./sync";
 
@@ -87,11 +88,7 @@ export function requestsFromCniResult(text: string): SyncRequests {
       create(InterfaceSchema, {
         device: i.name,
         name: i.name,
-        IPAddresses: i.addrs.map((a) => ({
-          family: a.family === 6 ? IPFamily.v6 : IPFamily.v4,
-          address: a.address,
-          mask: String(a.prefix),
-        })),
+        IPAddresses: i.addrs.map(addressToProto),
         mtu: BigInt(i.mtu),
         hwAddr: i.mac,
       }),
@@ -175,7 +172,7 @@ function routeRequests(entries: Json[], all: SandboxIface[]): Route[] {
       throw bad(`${f}.dst`, r.dst, `has no sandbox interface with an IPv${dst.family} address`);
     const own = iface.addrs.find((a) => a.family === dst.family);
     const gateway = gw ?? own?.gateway;
-    const family = dst.family === 6 ? IPFamily.v6 : IPFamily.v4;
+    const family = protoFamily(dst.family);
     routes.push(
       create(RouteSchema, {
         dest: prefix === 0 ? "" : net,

@@ -7,12 +7,12 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
+import { addressToProto, protoFamily } from "../agent/proto-map";
 import {
   type ARPNeighbor,
   ARPNeighborSchema,
   type Interface,
   InterfaceSchema,
-  IPFamily,
   type Route as ProtoRoute,
   RouteSchema,
 } from "../gen/types_pb";
@@ -35,20 +35,12 @@ const NUD_PERMANENT = 0x80;
 const NTF_ROUTER = 0x80;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 
-function protoFamily(family: 4 | 6): IPFamily {
-  return family === 6 ? IPFamily.v6 : IPFamily.v4;
-}
-
 /** The Interface request for one link: every address, MTU, MAC, NOARP only of the raw flags. */
 export function interfaceRequest(link: Link): Interface {
   return create(InterfaceSchema, {
     device: link.name,
     name: link.name,
-    IPAddresses: link.addresses.map((a) => ({
-      family: protoFamily(a.family),
-      address: a.address,
-      mask: String(a.prefix),
-    })),
+    IPAddresses: link.addresses.map(addressToProto),
     mtu: BigInt(link.mtu),
     hwAddr: link.mac,
     devicePath: "",
