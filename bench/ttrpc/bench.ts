@@ -27,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
 import { AgentClient } from "../../src/host/client";
 import { goPrograms } from "../../test/helpers/go";
+import { CHECK_FRAME } from "../lib/proc";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** dist/netagent, or the build named by $NETAGENT_BIN. */
@@ -39,21 +40,6 @@ const opt = (name: string, dflt: number) => {
 const PAIRS = opt("--pairs", 7);
 const CALLS = opt("--calls", 20_000);
 const STARTS = opt("--starts", 20);
-
-// grpc.Health/Check, stream 1, empty CheckRequest.
-const CHECK_FRAME = (() => {
-  const body = Buffer.concat([
-    Buffer.from([0x0a, 11]),
-    Buffer.from("grpc.Health"),
-    Buffer.from([0x12, 5]),
-    Buffer.from("Check"),
-  ]);
-  const h = Buffer.alloc(10);
-  h.writeUInt32BE(body.length, 0);
-  h.writeUInt32BE(1, 4);
-  h[8] = 1;
-  return Buffer.concat([h, body]);
-})();
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);

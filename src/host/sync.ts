@@ -7,14 +7,13 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
-import { addressToProto, protoFamily } from "../agent/proto-map";
+import { addressToProto, protoFamily, routeToProto } from "../agent/proto-map";
 import {
   type ARPNeighbor,
   ARPNeighborSchema,
   type Interface,
   InterfaceSchema,
   type Route as ProtoRoute,
-  RouteSchema,
 } from "../gen/types_pb";
 import { defaultDst } from "../net/ip";
 import { IpRunner } from "../net/ip-runner";
@@ -29,7 +28,6 @@ export interface SyncRequests {
   skipped: { name: string; why: string }[];
 }
 
-const RTNH_F_ONLINK = 4;
 const NUD_REACHABLE = 0x02;
 const NUD_PERMANENT = 0x80;
 const NTF_ROUTER = 0x80;
@@ -51,16 +49,9 @@ export function interfaceRequest(link: Link): Interface {
 
 /** A route as the runtime sends it: default as "", host routes as a /32 or /128 CIDR. */
 export function routeRequest(r: Route): ProtoRoute {
-  return create(RouteSchema, {
-    dest: r.dst === defaultDst(r.family) ? "" : r.dst,
-    gateway: r.gateway ?? "",
-    device: r.dev,
-    source: r.prefsrc ?? "",
-    scope: r.scope,
-    family: protoFamily(r.family),
-    flags: r.onlink ? RTNH_F_ONLINK : 0,
-    mtu: r.mtu,
-  });
+  const route = routeToProto(r);
+  if (r.dst === defaultDst(r.family)) route.dest = "";
+  return route;
 }
 
 function nudBits(n: Neighbor): number {
