@@ -3,7 +3,7 @@
  * and written to dist/bench.json. Not part of the test command; needs root
  * (network namespaces), a built dist/netagent, and Go for rows 1-2.
  *
- *   bun bench/run.ts [--rows 1,2,3,4,5,6,7] [--pairs 7] [--counts 1,100,1000,10000,50000]
+ *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8] [--pairs 7] [--counts 1,100,1000,10000,50000]
  *                    [--big-pairs 5] [--no-change-counts 100,10000] [--calls 100000]
  *                    [--slope-calls 300000] [--quick]
  *
@@ -20,6 +20,7 @@ import { type Row, renderTable } from "./lib/row";
 import { coldStartRows } from "./rows/cold-start";
 import { largeMessageRows } from "./rows/large-message";
 import { memoryRows } from "./rows/memory";
+import { podSyncRows } from "./rows/pod-sync";
 import { ttrpcRows } from "./rows/ttrpc";
 import { updateRoutesRows } from "./rows/update-routes";
 
@@ -30,7 +31,7 @@ const opt = (name: string): string | undefined => {
 };
 const list = (name: string, dflt: number[]) => opt(name)?.split(",").map(Number) ?? dflt;
 const quick = argv.includes("--quick");
-const rowsWanted = new Set(list("--rows", [1, 2, 3, 4, 5, 6, 7]));
+const rowsWanted = new Set(list("--rows", [1, 2, 3, 4, 5, 6, 7, 8]));
 const pairs = Number(opt("--pairs") ?? (quick ? 3 : 7));
 const bigPairs = Number(opt("--big-pairs") ?? (quick ? 1 : 5));
 
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
     );
   }
   if (rowsWanted.has(7)) await phase("row 7 (large message)", () => largeMessageRows(pairs));
+  if (rowsWanted.has(8)) await phase("row 8 (pod sync)", () => podSyncRows(Math.max(pairs, 11)));
 
   const bunVersion = execFileSync(BUN, ["--version"], { encoding: "utf8" }).trim();
   const gitRev = spawnSync("git", ["rev-parse", "--short", "HEAD"], {
