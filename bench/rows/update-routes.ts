@@ -30,7 +30,10 @@ export interface UpdateRoutesOptions {
 const CALL_TIMEOUT_MS = 300_000;
 
 /** Spawns `ip` like the agent's IpRunner does (Bun.spawn, piped stdio); returns ms and stdout. */
-export async function timeIp(args: string[], stdin?: string): Promise<{ ms: number; stdout: string }> {
+export async function timeIp(
+  args: string[],
+  stdin?: string,
+): Promise<{ ms: number; stdout: string }> {
   const t0 = performance.now();
   const proc = Bun.spawn(["ip", ...args], {
     stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
