@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { AgentService } from "../gen/agent_pb";
 import { Health } from "../gen/health_pb";
 import { IpRunner } from "../net/ip-runner";
+import { IptablesRunner } from "../net/iptables-runner";
 import type { Address } from "../transport/address";
 import type { Acceptor, Listener } from "../transport/channel";
 import { findVirtioPort, listenSerial } from "../transport/serial";
@@ -15,8 +16,10 @@ import { vsockListenFd } from "../transport/vsock";
 import { ServiceRegistry } from "../ttrpc/service";
 import { ConfigError, parseArgs, USAGE } from "./config";
 import { healthService } from "./health-service";
+import { createIptablesService } from "./iptables-service";
 import { createLogger, type Logger } from "./log";
 import { createNetworkService } from "./network-service";
+import { SerialQueue } from "./serial-queue";
 import { AgentServer } from "./server";
 import { AGENT_VERSION } from "./version";
 
@@ -53,12 +56,17 @@ async function listen(address: Address, text: string, accept: Acceptor): Promise
 
 /** Builds the method table of everything the agent serves. */
 export function buildRegistry(log: Logger): ServiceRegistry {
-  return new ServiceRegistry()
-    .register(Health, healthService)
-    .register(
-      AgentService,
-      createNetworkService({ ip: new IpRunner(), log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS }),
-    );
+  // One write queue: link, route, neighbour and packet-filter changes never overlap.
+  const queue = new SerialQueue();
+  return new ServiceRegistry().register(Health, healthService).register(AgentService, {
+    ...createNetworkService({
+      ip: new IpRunner(),
+      log,
+      hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS,
+      queue,
+    }),
+    ...createIptablesService({ iptables: new IptablesRunner(), log, queue }),
+  });
 }
 
 async function main(argv: string[]): Promise<number> {

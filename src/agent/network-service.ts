@@ -27,6 +27,8 @@ export interface NetworkServiceOptions {
   hotplugTimeoutMs: number;
   /** Poll interval while waiting for a link. */
   pollMs?: number;
+  /** The write queue, when other services' changes must be serialised with these. */
+  queue?: SerialQueue;
 }
 
 export function createNetworkService(
@@ -34,7 +36,7 @@ export function createNetworkService(
 ): ServiceImpl<typeof AgentService> {
   const { ip, log } = options;
   const pollMs = options.pollMs ?? 50;
-  const queue = new SerialQueue();
+  const queue = options.queue ?? new SerialQueue();
 
   /** Best effort: the error is logged, the caller reports the original failure. */
   async function restore(what: string, lines: string[]): Promise<void> {
