@@ -5,6 +5,9 @@
  * Exit codes: 0 clean stop, 1 the guest did not come up, 2 usage.
  */
 import { createWriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseAccelMode } from "../src/host/accel";
 import { Vm, type VmOptions } from "../src/host/vm";
 
 const USAGE = `usage: npm run vm -- [options]
@@ -12,6 +15,11 @@ const USAGE = `usage: npm run vm -- [options]
   --mac MAC          MAC of the virtio-net NIC (default 52:54:00:12:34:56)
   --memory MIB       guest memory (default 512)
   --cpus N           guest CPUs (default 1)
+  --accel auto|kvm|tcg  accelerator (default NETAGENT_ACCEL, else auto: KVM
+                     only when /dev/kvm opens, KVM_CREATE_VM works and the
+                     CPU has vmx/svm, and a KVM guest silent after the
+                     firmware hands over is restarted under TCG; kvm never
+                     falls back)
   --debug-console    root shell on the serial console (agent.debug_console)
   --console          attach this terminal to the serial console (^] stops the VM)
   --no-agent         boot without starting netagent (init.noagent)
@@ -37,6 +45,7 @@ function parse(argv: string[]) {
     else if (a === "--mac") options.mac = value();
     else if (a === "--memory") options.memoryMiB = Number(value());
     else if (a === "--cpus") options.cpus = Number(value());
+    else if (a === "--accel") options.accel = parseAccelMode(value(), "--accel").mode;
     else if (a === "--debug-console") options.debugConsole = true;
     else if (a === "--console") attach = true;
     else if (a === "--no-agent") options.startAgent = false;
@@ -64,13 +73,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const { options, attach, timeoutS } = parsed;
-  let logPath = "";
-  let log: ReturnType<typeof createWriteStream> | undefined;
+  // Opened before the start: a KVM attempt given up by the watchdog is logged too.
+  const logPath = join(tmpdir(), `netagent-vm-${process.pid}.console.log`);
+  const log = attach ? undefined : createWriteStream(logPath);
   options.onConsole = (chunk) => (attach ? process.stdout.write(chunk) : log?.write(chunk));
-  const vm = await Vm.start(options);
-  logPath = `${vm.dir}.console.log`;
-  if (!attach) log = createWriteStream(logPath);
   const say = (line: string) => process.stderr.write(`vm: ${line}\n`);
+  options.onNote = say;
+  const vm = await Vm.start(options);
   say(`qemu pid ${vm.pid} (${vm.config.kvm ? "KVM" : "TCG -cpu max"}), MAC ${vm.config.mac}`);
   say(`agent: ${vm.agentAddress}`);
   if (!attach) say(`console log: ${logPath}`);

@@ -1,7 +1,9 @@
 /**
  * Boots the guest image under QEMU and hands back what drives it: the
  * agent's address, the serial console, and a stop() that always leaves no
- * QEMU behind. KVM when /dev/kvm exists, else TCG; the agent channel is
+ * QEMU behind. The accelerator is chosen by what works (see accel.ts): with
+ * `auto`, a KVM guest that stays silent after the firmware hands over, or a
+ * QEMU that dies under KVM, is replaced by a TCG one. The agent channel is
  * vhost-vsock when /dev/vhost-vsock exists, else virtio-serial on a unix
  * socket. Every QEMU started here is killed by its PID when this process
  * exits, whatever way it exits.
@@ -12,6 +14,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Health, HealthCheckResponse_ServingStatus } from "../gen/health_pb";
 import { Code, TtrpcError } from "../ttrpc/codes";
+import { type AccelMode, accelRequest, decideAccel, type KvmFacts } from "./accel";
+import { watchBoot } from "./boot-watchdog";
 import { AgentClient } from "./client";
 import { GuestConsole } from "./guest-console";
 import { type GuestConfig, hostAgentAddress, qemuArgs } from "./qemu-args";
@@ -34,6 +38,20 @@ export interface VmOptions {
   /** Copy of every console byte, e.g. to a log file or the terminal. */
   onConsole?: (chunk: string) => void;
   qemu?: string;
+  /** auto (default: NETAGENT_ACCEL, else auto), kvm or tcg; see accel.ts. */
+  accel?: AccelMode;
+  /** The KVM probe (default: probeKvm of /dev/kvm); tests inject facts. */
+  kvmProbe?: () => KvmFacts | Promise<KvmFacts>;
+  /** How long a KVM guest may stay silent after the firmware hands over (10 s). */
+  bootWatchdogMs?: number;
+  /** One line each: the accelerator chosen and why, and a fallback to TCG. */
+  onNote?: (line: string) => void;
+}
+
+/** The accelerator a Vm runs under, and the one-line reason. */
+export interface Accel {
+  kvm: boolean;
+  why: string;
 }
 
 export interface Exit {
@@ -82,6 +100,8 @@ export class Vm {
     private readonly child: ChildProcess,
     readonly config: GuestConfig,
     readonly dir: string,
+    /** The accelerator this QEMU runs under and why it was chosen. */
+    readonly accel: Accel,
     startedAt: number,
     onConsole?: (chunk: string) => void,
   ) {
@@ -99,15 +119,43 @@ export class Vm {
       child.once("exit", (code, signal) => {
         live.delete(child);
         this.exit = { code, signal };
-        const why = errText.trim() ? `: ${errText.trim()}` : "";
+        // QEMU's warnings (e.g. "hub 0 is not connected") would hide its error.
+        const lines = errText.split("\n").filter((l) => l.trim());
+        const errors = lines.filter((l) => !/: warning: /.test(l));
+        const said = (errors.length ? errors : lines).join("\n");
+        const why = said ? `: ${said}` : "";
         this.console.close(new Error(`qemu exited (${signal ?? `code ${code}`})${why}`));
         resolve(this.exit);
       });
     });
   }
 
-  /** Spawns QEMU; resolves at once (use waitForAgent to wait for the guest). */
+  /**
+   * Chooses the accelerator, spawns QEMU and, for KVM, waits until the
+   * guest's own first words on the console (about a second); for TCG it
+   * resolves at once. Under `auto` a silent or dead KVM guest is stopped
+   * and replaced by a TCG one; under `kvm` that throws, saying what was
+   * seen. Use waitForAgent to wait for the agent.
+   */
   static async start(options: VmOptions = {}): Promise<Vm> {
+    const note = options.onNote ?? (() => {});
+    const request = accelRequest(options.accel);
+    const choice = await decideAccel(request, options.kvmProbe);
+    note(`acceleration: ${choice.kvm ? "KVM" : "TCG"} (${choice.why})`);
+    const vm = await Vm.spawn(options, { kvm: choice.kvm, why: choice.why });
+    if (!choice.watchdog) return vm;
+    const seen = await watchBoot(vm.console, options.bootWatchdogMs ?? 10_000);
+    if (!seen) return vm;
+    await vm.stop(0);
+    if (request.mode === "kvm") {
+      throw new Error(`KVM (${request.from} kvm, no fallback): ${seen}`);
+    }
+    note(`KVM guest given up: ${seen}; starting again under TCG`);
+    return Vm.spawn(options, { kvm: false, why: `auto: KVM tried and given up: ${seen}` });
+  }
+
+  /** Spawns one QEMU; resolves once the process runs. */
+  private static async spawn(options: VmOptions, accel: Accel): Promise<Vm> {
     // The uncompressed ELF boots by PVH, skipping the bzImage's decompression.
     const kernel = resolve(
       options.kernel ??
@@ -126,7 +174,7 @@ export class Vm {
       initrd,
       memoryMiB: options.memoryMiB ?? 512,
       cpus: options.cpus ?? 1,
-      kvm: usable("/dev/kvm"),
+      kvm: accel.kvm,
       mac: options.mac ?? "52:54:00:12:34:56",
       channel: wantVsock
         ? { kind: "vsock", cid: 3 + Math.floor(Math.random() * 0x7fff_0000) }
@@ -152,7 +200,7 @@ export class Vm {
         fail(new Error(`cannot start qemu-system-x86_64: ${err.message}`));
       });
     });
-    return new Vm(child, config, dir, startedAt, options.onConsole);
+    return new Vm(child, config, dir, accel, startedAt, options.onConsole);
   }
 
   get pid(): number {

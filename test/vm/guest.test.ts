@@ -94,7 +94,10 @@ describe("guest VM with netagent", () => {
   let client: AgentClient;
 
   beforeAll(async () => {
-    vm = await Vm.start({ ...image, mac: MAC, debugConsole: true });
+    // The runner's line saying which accelerator it chose and why, in the log.
+    const onNote = (line: string) => console.log(`vm: ${line}`);
+    vm = await Vm.start({ ...image, mac: MAC, debugConsole: true, onNote });
+    figures.accel = `${vm.config.kvm ? "KVM" : "TCG"}: ${vm.accel.why}`;
     const prompt = vm.console.waitFor(SHELL_PROMPT, BOOT_TIMEOUT_MS).then(() => vm.elapsed());
     figures.agentVmFirstCheckMs = Math.round(await vm.waitForAgent(BOOT_TIMEOUT_MS));
     figures.agentVmShellPromptMs = Math.round(await prompt);

@@ -36,7 +36,7 @@ const alive = (pid: number) => {
 describe("Vm process handling", () => {
   it("kills a QEMU that ignores SIGTERM by its PID, reaps it and removes its directory", async () => {
     const qemu = fakeQemu("stubborn", "trap '' TERM\necho booting\nwhile :; do sleep 0.1; done");
-    const vm = await Vm.start({ qemu, kernel, initrd });
+    const vm = await Vm.start({ qemu, kernel, initrd, accel: "tcg" });
     await vm.console.waitFor("booting", 5000);
     const exit = await vm.stop(100);
     expect(exit).toEqual({ code: null, signal: "SIGKILL" });
@@ -49,7 +49,7 @@ describe("Vm process handling", () => {
       "dying",
       "echo 'qemu-system-x86_64: -device virtio-net-pci: oops' >&2\nexit 1",
     );
-    const vm = await Vm.start({ qemu, kernel, initrd });
+    const vm = await Vm.start({ qemu, kernel, initrd, accel: "tcg" });
     const t0 = performance.now();
     await expect(vm.waitForAgent(60_000)).rejects.toThrow(/qemu exited/);
     expect(performance.now() - t0).toBeLessThan(10_000);
@@ -58,10 +58,10 @@ describe("Vm process handling", () => {
   }, 20_000);
 
   it("refuses to start without the binary or the image", async () => {
-    await expect(Vm.start({ qemu: join(dir, "nosuch"), kernel, initrd })).rejects.toThrow(
-      /cannot start/,
-    );
-    await expect(Vm.start({ kernel: join(dir, "none"), initrd })).rejects.toThrow(
+    await expect(
+      Vm.start({ qemu: join(dir, "nosuch"), kernel, initrd, accel: "tcg" }),
+    ).rejects.toThrow(/cannot start/);
+    await expect(Vm.start({ kernel: join(dir, "none"), initrd, accel: "tcg" })).rejects.toThrow(
       /missing: run npm run rootfs/,
     );
   });

@@ -1,0 +1,171 @@
+/**
+ * Which accelerator a guest boots under. A /dev/kvm that exists says little:
+ * it can be unopenable, refuse to create a VM, or create one whose guest
+ * hangs (a CPU without vmx/svm behind a passed-through device). So the
+ * choice rests on facts read by `probeKvm` (open, KVM_CREATE_VM, the CPU's
+ * flags) and made by the pure `chooseAccel`; the VM runner's boot watchdog
+ * then checks that a KVM guest really runs.
+ */
+import { closeSync, openSync, readFileSync } from "node:fs";
+
+/** What was asked for: `auto` (KVM if it works, else TCG), or one of them only. */
+export type AccelMode = "auto" | "kvm" | "tcg";
+
+export interface AccelRequest {
+  mode: AccelMode;
+  /** Where the mode came from, for messages: "--accel", "NETAGENT_ACCEL", "default". */
+  from: string;
+}
+
+/** What the host says about KVM; read by probeKvm, or made up by tests. */
+export interface KvmFacts {
+  device: string;
+  /** Why the device did not open read-write (e.g. ENOENT, EACCES); absent when it did. */
+  openError?: string;
+  /** The KVM_CREATE_VM ioctl: "ok", the errno it failed with, or absent when not tried. */
+  createVm?: string;
+  /** "vmx" or "svm" from /proc/cpuinfo's flags, "" when neither is there. */
+  cpuFlag: string;
+}
+
+export interface AccelChoice {
+  kvm: boolean;
+  /** Watch the boot: a KVM guest that stays silent is stopped. */
+  watchdog: boolean;
+  /** One line: what was chosen and why. */
+  why: string;
+}
+
+const MODES: readonly string[] = ["auto", "kvm", "tcg"];
+
+/** Validates a mode from a flag or the environment; throws naming the source and value. */
+export function parseAccelMode(value: string, from: string): AccelRequest {
+  if (!MODES.includes(value)) {
+    throw new Error(`${from}: expected auto, kvm or tcg, got ${JSON.stringify(value)}`);
+  }
+  return { mode: value as AccelMode, from };
+}
+
+/** The request from `flag` when given, else NETAGENT_ACCEL when set, else auto. */
+export function accelRequest(flag?: AccelMode, env = process.env.NETAGENT_ACCEL): AccelRequest {
+  if (flag) return parseAccelMode(flag, "--accel");
+  if (env) return parseAccelMode(env, "NETAGENT_ACCEL");
+  return { mode: "auto", from: "default" };
+}
+
+/** "vmx", "svm" or "" from the text of /proc/cpuinfo. */
+export function cpuVirtFlag(cpuinfo: string): string {
+  for (const line of cpuinfo.split("\n")) {
+    if (!/^flags\s*:/.test(line)) continue;
+    const flags = line
+      .slice(line.indexOf(":") + 1)
+      .trim()
+      .split(/\s+/);
+    if (flags.includes("vmx")) return "vmx";
+    if (flags.includes("svm")) return "svm";
+  }
+  return "";
+}
+
+/** What is wrong with KVM on this host, or "" when every probe passed. */
+function kvmProblem(f: KvmFacts): string {
+  if (f.openError) return `${f.device} does not open (${f.openError})`;
+  if (f.createVm === undefined) return `KVM_CREATE_VM not tried (no bun:ffi)`;
+  if (f.createVm !== "ok") return `KVM_CREATE_VM on ${f.device} fails (${f.createVm})`;
+  if (!f.cpuFlag) return "the CPU advertises no vmx/svm in /proc/cpuinfo";
+  return "";
+}
+
+/**
+ * Decides the accelerator from the request and the probe's facts (null
+ * only for `tcg`, which never looks at KVM). `auto` takes KVM only when
+ * every probe passed, with the watchdog. `kvm` takes KVM even on a CPU
+ * without the flag (the watchdog then decides), but throws when the device
+ * does not open or cannot create a VM: that guest could not even start.
+ */
+export function chooseAccel(request: AccelRequest, facts: KvmFacts | null): AccelChoice {
+  const asked = request.from === "default" ? "auto (default)" : `${request.from} ${request.mode}`;
+  if (request.mode === "tcg") return { kvm: false, watchdog: false, why: asked };
+  if (!facts) throw new Error(`${asked}: KVM facts missing`);
+  const problem = kvmProblem(facts);
+  if (request.mode === "auto") {
+    if (problem) return { kvm: false, watchdog: false, why: `${asked}: ${problem}` };
+    return {
+      kvm: true,
+      watchdog: true,
+      why: `${asked}: ${facts.device} opens, KVM_CREATE_VM works, the CPU has ${facts.cpuFlag}`,
+    };
+  }
+  if (facts.openError || facts.createVm !== "ok") {
+    throw new Error(`${asked}: cannot use KVM: ${problem}`);
+  }
+  return { kvm: true, watchdog: true, why: problem ? `${asked}, although ${problem}` : asked };
+}
+
+/** chooseAccel with the facts read only when the mode needs them. */
+export async function decideAccel(
+  request: AccelRequest,
+  probe: () => KvmFacts | Promise<KvmFacts> = () => probeKvm(),
+): Promise<AccelChoice> {
+  return chooseAccel(request, request.mode === "tcg" ? null : await probe());
+}
+
+const KVM_GET_API_VERSION = 0xae00;
+const KVM_CREATE_VM = 0xae01;
+const ERRNO: Record<number, string> = {
+  1: "EPERM",
+  12: "ENOMEM",
+  13: "EACCES",
+  22: "EINVAL",
+  25: "ENOTTY",
+};
+
+/** ioctl(2) through bun:ffi, or undefined outside Bun. */
+async function libcIoctl(): Promise<((fd: number, req: number) => [number, number]) | undefined> {
+  try {
+    const { dlopen, FFIType, read } = await import("bun:ffi");
+    const { symbols } = dlopen("libc.so.6", {
+      ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
+      __errno_location: { args: [], returns: FFIType.ptr },
+    });
+    return (fd, req) => {
+      const r = symbols.ioctl(fd, req, 0);
+      return [r, r < 0 ? read.i32(symbols.__errno_location() as never, 0) : 0];
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads the facts: opens `device` read-write, asks it for the API version
+ * and to create a VM (closing the VM at once), and reads the CPU's flags
+ * from `cpuinfo`. Never throws; every failure is a fact.
+ */
+export async function probeKvm(device = "/dev/kvm", cpuinfo = "/proc/cpuinfo"): Promise<KvmFacts> {
+  let cpuFlag = "";
+  try {
+    cpuFlag = cpuVirtFlag(readFileSync(cpuinfo, "utf8"));
+  } catch {
+    // No cpuinfo: no flag.
+  }
+  let fd: number;
+  try {
+    fd = openSync(device, "r+");
+  } catch (err) {
+    return { device, openError: (err as NodeJS.ErrnoException).code ?? String(err), cpuFlag };
+  }
+  try {
+    const ioctl = await libcIoctl();
+    if (!ioctl) return { device, cpuFlag };
+    const name = (errno: number) => ERRNO[errno] ?? `errno ${errno}`;
+    const [version, verErr] = ioctl(fd, KVM_GET_API_VERSION);
+    if (version < 0) return { device, createVm: `KVM_GET_API_VERSION: ${name(verErr)}`, cpuFlag };
+    const [vm, vmErr] = ioctl(fd, KVM_CREATE_VM);
+    if (vm < 0) return { device, createVm: name(vmErr), cpuFlag };
+    closeSync(vm);
+    return { device, createVm: "ok", cpuFlag };
+  } finally {
+    closeSync(fd);
+  }
+}
