@@ -9,6 +9,8 @@
 #     its log goes to the console, or to /run/netagent.log when the console
 #     is the debug shell's;
 #   - a root shell on the serial console, only with agent.debug_console.
+# Switches (agent.debug_console, init.noagent, init.nojit) are on when bare
+# or set to 1/y/yes/true/on; any other value is off (see cmdline_flag).
 # SIGTERM (reboot), SIGUSR1 (halt) and SIGUSR2 (poweroff) all power off:
 # the agent gets SIGTERM and its grace period, then everything else is
 # killed, filesystems are synced and the VM is switched off.
@@ -27,31 +29,80 @@ log() {
 	echo "<7>init: $*" >/dev/kmsg 2>/dev/null
 }
 
-mount -t proc -o nosuid,nodev,noexec proc /proc
-mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
-mount -t devtmpfs -o mode=0755,nosuid devtmpfs /dev
-mkdir -p /dev/pts /dev/shm
-mount -t devpts -o gid=5,mode=620 devpts /dev/pts
-mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
-exec </dev/console >/dev/console 2>&1
+# The kernel command line, split as the kernel splits it (linux
+# lib/cmdline.c next_arg; the agent's src/agent/kernel-cmdline.ts has the
+# same rules and test/unit/kernel-cmdline.test.ts runs one table of cases
+# through both): words split at unquoted white space, a double quote
+# toggles quoting, `p="a b"` and `"p=a b"` are both p = `a b`, a bare `--`
+# ends the parameters. So `x="a agent.debug_console"` is one parameter x.
+CMDLINE_FILE=/proc/cmdline
 
-read -r CMDLINE </proc/cmdline
-# cmdline_has WORD: WORD or WORD=... is on the kernel command line.
-cmdline_has() {
-	case " $CMDLINE " in
-	*" $1 "* | *" $1="*) return 0 ;;
+# cmdline_get NAME: the last NAME on the command line. Status 0 with its
+# value printed for NAME=value, 2 for a bare NAME, 1 when absent.
+cmdline_get() {
+	awk -v name="$1" '
+	function space(c) { return c != "" && index(" \t\n\v\f\r\240", c) > 0 }
+	# Lines joined again, without the newline /proc/cmdline adds at the end.
+	{ text = (NR > 1 ? text "\n" : "") $0 }
+	END {
+		n = length(text); p = 1; found = 1
+		while (p <= n && space(substr(text, p, 1))) p++
+		while (p <= n) {
+			inq = 0; quoted = 0
+			if (substr(text, p, 1) == "\"") { p++; inq = 1; quoted = 1 }
+			eq = 0
+			for (i = p; i <= n; i++) {
+				c = substr(text, i, 1)
+				if (space(c) && !inq) break
+				if (!eq && c == "=" && i > p) eq = i
+				if (c == "\"") inq = !inq
+			}
+			# The word is [p, i); it ends before e.
+			e = i; lastq = i > p && substr(text, i - 1, 1) == "\""
+			if (!eq) {
+				if (quoted && lastq) e = i - 1
+				key = substr(text, p, e - p); has = 0; val = ""
+			} else {
+				vs = eq + 1
+				if (substr(text, vs, 1) == "\"") { vs++; if (lastq) e = i - 1 }
+				if (quoted && lastq) e = i - 1
+				key = substr(text, p, eq - p); has = 1
+				val = e > vs ? substr(text, vs, e - vs) : ""
+			}
+			if (!has && key == "--") break
+			if (key == name) { found = has ? 0 : 2; value = val }
+			p = i
+			while (p <= n && space(substr(text, p, 1))) p++
+		}
+		if (found == 0) printf "%s", value
+		exit found
+	}' "$CMDLINE_FILE"
+}
+
+# cmdline_flag NAME: NAME is switched on. On: a bare NAME, or the value 1,
+# y, yes, true or on (any case). Anything else (0, no, false, off, empty,
+# unknown words) is off: a switch that opens a root shell fails closed.
+cmdline_flag() {
+	flag_value=$(cmdline_get "$1")
+	case $? in
+	2) return 0 ;;
+	0) ;;
+	*) return 1 ;;
+	esac
+	case $flag_value in
+	1 | [yY] | [yY][eE][sS] | [tT][rR][uU][eE] | [oO][nN]) return 0 ;;
 	esac
 	return 1
 }
 
-release=$(uname -r)
-while read -r module; do
-	[ -n "$module" ] || continue
-	insmod "/lib/modules/$release/$module" || log "insmod $module failed"
-done </etc/init.modules
-
-"$IP" link set lo up || log "cannot bring lo up"
-hostname -F /etc/hostname
+# run_agent OUT JIT: becomes netagent (exec: same PID), output appended to
+# OUT, with a clean environment holding only PATH and the JIT switch. The
+# kernel hands init every NAME=value word of its command line it does not
+# understand, so init's environment is the command line's: none of it may
+# reach the agent (BUN_*, LD_*, NETAGENT_*, ...).
+run_agent() {
+	exec env -i PATH="$PATH" BUN_JSC_useJIT="$2" "$AGENT" </dev/null >>"$1" 2>&1
+}
 
 # supervise_agent: runs netagent until told to stop; a run that ends is
 # logged and followed by the next one at once, unless the agent keeps dying
@@ -61,19 +112,19 @@ supervise_agent() {
 	stopping=
 	pid=
 	trap 'stopping=1; [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null' TERM
-	if cmdline_has agent.debug_console; then out=$AGENT_LOG; else out=/dev/console; fi
+	if cmdline_flag agent.debug_console; then out=$AGENT_LOG; else out=/dev/console; fi
 	# init.nojit turns JavaScriptCore's JIT off: under TCG every JIT-compiled
 	# page is new guest code QEMU must translate again in each process, which
 	# doubles the agent's start-up (and so its respawn time). The VM runner
 	# sets it when there is no KVM; with KVM the JIT speeds large updates.
-	if cmdline_has init.nojit; then jit=0; else jit=1; fi
+	if cmdline_flag init.nojit; then jit=0; else jit=1; fi
 	runs=0
 	pause=0
 	while [ -z "$stopping" ]; do
 		runs=$((runs + 1))
 		read -r up _ </proc/uptime
 		started=${up%.*}
-		BUN_JSC_useJIT=$jit "$AGENT" </dev/null >>"$out" 2>&1 &
+		run_agent "$out" "$jit" &
 		pid=$!
 		log "netagent started (pid $pid, run $runs)"
 		# wait returns early when the TERM trap fires; wait again for the exit.
@@ -129,14 +180,35 @@ shutdown() {
 	poweroff -f
 }
 
+# Only PID 1 goes on: sourced by a test (or run by mistake on a host), this
+# file defines its functions and stops before touching anything.
+[ "$$" = 1 ] || return 0 2>/dev/null || exit 0
+
+mount -t proc -o nosuid,nodev,noexec proc /proc
+mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
+mount -t devtmpfs -o mode=0755,nosuid devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620 devpts /dev/pts
+mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
+exec </dev/console >/dev/console 2>&1
+
+release=$(uname -r)
+while read -r module; do
+	[ -n "$module" ] || continue
+	insmod "/lib/modules/$release/$module" || log "insmod $module failed"
+done </etc/init.modules
+
+"$IP" link set lo up || log "cannot bring lo up"
+hostname -F /etc/hostname
+
 agent_sup=
-if cmdline_has init.noagent; then
+if cmdline_flag init.noagent; then
 	log "init.noagent: not starting netagent"
 else
 	supervise_agent &
 	agent_sup=$!
 fi
-if cmdline_has agent.debug_console; then
+if cmdline_flag agent.debug_console; then
 	debug_shell &
 fi
 trap 'shutdown SIGTERM' TERM

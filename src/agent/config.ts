@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { type Address, DEFAULT_ADDRESS, parseAddress } from "../transport/address";
+import { lastCmdlineParam, parseKernelCmdline } from "./kernel-cmdline";
 import { LEVELS, type Level } from "./log";
 
 export interface AgentConfig {
@@ -15,6 +16,8 @@ export interface AgentConfig {
   maxConnections: number;
   /** Milliseconds in-flight calls get to finish on SIGTERM. */
   shutdownGraceMs: number;
+  /** A stand-in for iproute2's `ip` (tests only; init never passes it); unset = `ip` from PATH. */
+  ipBin?: string;
   /** Milliseconds a peer may stall (half a frame, answers unread); unset = the server's default. */
   stallTimeoutMs?: number;
 }
@@ -30,7 +33,7 @@ export class ConfigError extends Error {
 }
 
 export const USAGE = `usage: netagent [--listen ADDR] [--log-level LEVEL] [--max-connections N]
-                [--stall-timeout-ms MS]
+                [--stall-timeout-ms MS] [--ip-bin PATH]
 
 Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
 
@@ -40,6 +43,8 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
   --max-connections N   connections served at once (default 64)
   --stall-timeout-ms MS close a peer that leaves a frame half-sent or its answers
                         unread this long (default 30000)
+  --ip-bin PATH         run this executable instead of iproute2's ip (tests; no
+                        environment variable does this)
   --version, --help
 
 The kernel command line may set agent.server_addr=ADDR and agent.log=LEVEL;
@@ -59,19 +64,21 @@ interface Raw {
   logLevel?: string;
   maxConnections?: string;
   stallTimeoutMs?: string;
+  ipBin?: string;
 }
 
-/** Reads `agent.*` options out of a kernel command line. */
+/**
+ * Reads `agent.*` options out of a kernel command line, split by the
+ * kernel's own rules (kernel-cmdline.ts): a quoted `x="a agent.log=debug"`
+ * is one parameter x, and the last occurrence of a parameter wins.
+ */
 export function parseCmdline(cmdline: string): Raw {
+  const params = parseKernelCmdline(cmdline);
   const raw: Raw = {};
-  for (const word of cmdline.trim().split(/\s+/)) {
-    const eq = word.indexOf("=");
-    if (eq < 0) continue;
-    const key = word.slice(0, eq);
-    const value = word.slice(eq + 1);
-    if (key === "agent.server_addr") raw.listen = value;
-    else if (key === "agent.log") raw.logLevel = value;
-  }
+  const listen = lastCmdlineParam(params, "agent.server_addr")?.value;
+  const logLevel = lastCmdlineParam(params, "agent.log")?.value;
+  if (listen !== undefined) raw.listen = listen;
+  if (logLevel !== undefined) raw.logLevel = logLevel;
   return raw;
 }
 
@@ -90,6 +97,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
         "--log-level": "logLevel",
         "--max-connections": "maxConnections",
         "--stall-timeout-ms": "stallTimeoutMs",
+        "--ip-bin": "ipBin",
       } as const
     )[name];
     if (key === undefined) throw new ConfigError(`unknown argument ${JSON.stringify(arg)}`);
@@ -131,6 +139,11 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
     }
     stallTimeoutMs = stall.output;
   }
+  if (fromFlags.ipBin !== undefined && !fromFlags.ipBin.startsWith("/")) {
+    throw new ConfigError(
+      `--ip-bin: invalid value ${JSON.stringify(fromFlags.ipBin)} (expected an absolute path)`,
+    );
+  }
   return {
     kind: "run",
     config: {
@@ -140,6 +153,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       maxConnections: max.output,
       shutdownGraceMs: 5000,
       ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
+      ...(fromFlags.ipBin === undefined ? {} : { ipBin: fromFlags.ipBin }),
     },
   };
 }

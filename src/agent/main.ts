@@ -33,7 +33,8 @@ const SETTLE_MS = 60_000;
 
 function readCmdline(): string {
   try {
-    return readFileSync("/proc/cmdline", "utf8");
+    // One character per byte: the kernel splits bytes (kernel-cmdline.ts).
+    return readFileSync("/proc/cmdline", "latin1");
   } catch {
     return "";
   }
@@ -55,12 +56,12 @@ async function listen(address: Address, text: string, accept: Acceptor): Promise
 }
 
 /** Builds the method table of everything the agent serves. */
-export function buildRegistry(log: Logger): ServiceRegistry {
+export function buildRegistry(log: Logger, ipBin?: string): ServiceRegistry {
   // One write queue: link, route, neighbour and packet-filter changes never overlap.
   const queue = new SerialQueue();
   return new ServiceRegistry().register(Health, healthService).register(AgentService, {
     ...createNetworkService({
-      ip: new IpRunner(),
+      ip: new IpRunner(ipBin),
       log,
       hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS,
       queue,
@@ -101,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
   const server = new AgentServer({
-    registry: buildRegistry(log),
+    registry: buildRegistry(log, config.ipBin),
     log,
     maxConnections: config.maxConnections,
     stallTimeoutMs: config.stallTimeoutMs,

@@ -29,14 +29,16 @@ interface RunResult {
 
 export class IpRunner {
   /**
-   * `binary` may be a stand-in for tests (NETAGENT_IP_BIN sets it too).
+   * `binary` may be a stand-in for tests (the agent's `--ip-bin`; no
+   * environment variable sets it: the guest's init environment comes from
+   * the kernel command line).
    * `netns`, a name under /run/netns, makes every call `ip -n NAME ...`
    * (the host side reads pod namespaces this way; the agent uses its own);
    * a path (starting with "/", e.g. /proc/PID/ns/net) runs
    * `nsenter --net=PATH ip ...`, since iproute2 6.1's `-n` takes names only.
    */
   constructor(
-    readonly binary = process.env.NETAGENT_IP_BIN || "ip",
+    readonly binary = "ip",
     readonly netns?: string,
   ) {}
 

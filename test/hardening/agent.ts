@@ -1,6 +1,6 @@
 /**
  * dist/netagent for the hardening tests: any flags, an optional environment
- * (NETAGENT_IP_BIN for a stand-in `ip`) and an optional netns. The shared
+ * (`ipBin`: a stand-in `ip`, passed as --ip-bin) and an optional netns. The shared
  * starter does the work; this keeps the hardening tests' vocabulary.
  */
 import { type RunningAgent, type StartAgentOptions, startAgent } from "../helpers/agent";

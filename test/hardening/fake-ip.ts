@@ -1,5 +1,5 @@
 /**
- * Stand-in `ip` executables for NETAGENT_IP_BIN. The agent passes its
+ * Stand-in `ip` executables for the agent's --ip-bin. The agent passes its
  * children only PATH and LC_ALL, so everything a stand-in needs is written
  * into the script itself. Both run the real iproute2 (in the agent's netns,
  * which they inherit), so the kernel state stays real.

@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 
 /** A netns with eth0 (10.1.1.2/24) and eth1 (192.0.2.2/24), an agent in it, and a client. */
-async function setup(opts: { env?: Record<string, string>; logLevel?: string } = {}) {
+async function setup(opts: { ipBin?: string; logLevel?: string } = {}) {
   const ns = await Netns.create("nt-fault");
   cleanup.push(() => ns.remove());
   await ns.veth("eth0", "peer0", { mac: "02:00:00:00:0d:01" });
@@ -39,7 +39,7 @@ async function setup(opts: { env?: Record<string, string>; logLevel?: string } =
   const agent = await startHardenedAgent({
     netns: ns,
     args: ["--log-level", opts.logLevel ?? "warn"],
-    env: opts.env,
+    ...(opts.ipBin ? { ipBin: opts.ipBin } : {}),
   });
   cleanup.push(() => agent.stop());
   const client = await AgentClient.connect(`unix://${agent.socket}`);
@@ -82,7 +82,7 @@ describe("iproute2 failing in the middle of a plan", () => {
       const dir: TempDir = tempDir("netagent-fault-");
       cleanup.push(() => dir.remove());
       const dying = dyingIp(dir, k);
-      const { ns, update } = await setup({ env: { NETAGENT_IP_BIN: dying.bin } });
+      const { ns, update } = await setup({ ipBin: dying.bin });
       writeFileSync(dying.armed, "");
       // A table to come back to: what an earlier call set up.
       unlinkSync(dying.armed);
@@ -189,7 +189,7 @@ describe("the caller going away in the middle of UpdateRoutes", () => {
     const gated = gatedIp(dir);
     const { ns, agent, update } = await setup({
       logLevel: "info",
-      env: { NETAGENT_IP_BIN: gated.bin },
+      ipBin: gated.bin,
     });
     const n = 2_000;
     const call = update(manyRoutes(n), undefined, 100_000).then(

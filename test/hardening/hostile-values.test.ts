@@ -1,6 +1,6 @@
 /**
  * Hostile values against dist/netagent in a fresh netns, with a recording
- * stand-in `ip` (NETAGENT_IP_BIN): names with newline, NUL, a leading '-',
+ * stand-in `ip` (--ip-bin): names with newline, NUL, a leading '-',
  * 16+ bytes, unicode; addresses like "10.0.0.1/33", "::ffff:1.2.3.4",
  * "1.2.3"; a gateway of the other family; duplicates; 100,000 routes in one
  * request. Each gets a clear INVALID_ARGUMENT naming the field (or is applied
@@ -38,7 +38,7 @@ beforeAll(async () => {
   agent = await startHardenedAgent({
     netns: ns,
     args: ["--log-level", "warn"],
-    env: { NETAGENT_IP_BIN: recorder.bin },
+    ipBin: recorder.bin,
   });
   client = await AgentClient.connect(`unix://${agent.socket}`);
 });

@@ -72,8 +72,10 @@ export interface RunningAgent {
 
 export interface StartAgentOptions {
   args?: readonly string[];
-  /** Added to the environment (e.g. NETAGENT_IP_BIN for a stand-in `ip`). */
+  /** Added to the environment. */
   env?: Record<string, string>;
+  /** A stand-in `ip` (passed as --ip-bin; the agent reads no variable for it). */
+  ipBin?: string;
   /** Run inside this namespace (`ip netns exec` execs the agent: the PID is the agent's). */
   netns?: { name: string };
 }
@@ -90,7 +92,13 @@ export async function startAgent(
     : (options as StartAgentOptions);
   const dir = tempDir();
   const socket = dir.join("agent.sock");
-  const argv = [requireAgentBinary(), "--listen", `unix://${socket}`, ...(opts.args ?? [])];
+  const argv = [
+    requireAgentBinary(),
+    "--listen",
+    `unix://${socket}`,
+    ...(opts.ipBin ? ["--ip-bin", opts.ipBin] : []),
+    ...(opts.args ?? []),
+  ];
   const [file, ...args] = opts.netns ? ["ip", "netns", "exec", opts.netns.name, ...argv] : argv;
   const child = start(file as string, args, opts.env ? { ...process.env, ...opts.env } : undefined);
   try {

@@ -22,6 +22,15 @@ describe("parseCmdline", () => {
     ["agent.log=info agent.log=warn", { logLevel: "warn" }],
     // Other agent.* keys and look-alikes are not ours.
     ["agent.debug_console agent.trace=true xagent.log=debug", {}],
+    // Kernel quoting: a quoted word belongs to its parameter (x here)...
+    ['x="a agent.log=debug" agent.server_addr=unix:///b', { listen: "unix:///b" }],
+    // ...and quotes around a value or the whole parameter are not part of it.
+    [
+      'agent.server_addr="unix:///a b" "agent.log=warn"',
+      { listen: "unix:///a b", logLevel: "warn" },
+    ],
+    // Words after a bare -- are init's arguments, not parameters.
+    ["quiet -- agent.log=debug", {}],
     // The value may itself contain "=".
     ["agent.server_addr=unix:///a=b", { listen: "unix:///a=b" }],
   ])("reads %j", (cmdline, raw) => {
@@ -30,6 +39,11 @@ describe("parseCmdline", () => {
 });
 
 describe("parseArgs", () => {
+  it("takes --ip-bin only as a flag", () => {
+    expect(run(["--ip-bin", "/opt/fake-ip"]).ipBin).toBe("/opt/fake-ip");
+    expect(run([], "agent.ip_bin=/x ip_bin=/x --ip-bin=/x").ipBin).toBeUndefined();
+  });
+
   it("defaults to vsock://-1:1024, info, 64 connections", () => {
     expect(run([])).toEqual({
       listen: { kind: "vsock", cid: VMADDR_CID_ANY, port: 1024 },
@@ -90,6 +104,7 @@ describe("parseArgs", () => {
     [["--max-connections", "ten"], "", /--max-connections: invalid value "ten"/],
     [["--frobnicate"], "", /unknown argument "--frobnicate"/],
     [["extra"], "", /unknown argument "extra"/],
+    [["--ip-bin", "ip"], "", /--ip-bin: invalid value "ip" \(expected an absolute path\)/],
   ])("refuses %j %j with a ConfigError naming the value", (argv, cmdline, why) => {
     expect(() => parseArgs(argv, cmdline)).toThrow(ConfigError);
     expect(() => parseArgs(argv, cmdline)).toThrow(why);
