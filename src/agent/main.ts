@@ -13,6 +13,7 @@ import type { Acceptor, Listener } from "../transport/channel";
 import { findVirtioPort, listenSerial } from "../transport/serial";
 import { listenFd, listenUnix } from "../transport/socket-listener";
 import { vsockListenFd } from "../transport/vsock";
+import { errorText } from "../ttrpc/run-call";
 import { ServiceRegistry } from "../ttrpc/service";
 import { ConfigError, parseArgs, USAGE } from "./config";
 import { healthService } from "./health-service";
@@ -99,6 +100,11 @@ async function main(argv: string[]): Promise<number> {
     if (typeof signalled === "function") signalled(signal);
     else signalled ??= signal;
   };
+  // A rejected promise nobody awaited is a bug to log, not a reason to drop
+  // every connection: calls never reject (run-call.ts), this is the backstop.
+  process.on("unhandledRejection", (reason) => {
+    log.error("unhandled rejection (agent keeps serving)", { error: errorText(reason) });
+  });
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
   const server = new AgentServer({

@@ -17,9 +17,14 @@ import {
 } from "../net/ip";
 import { type Route, routeKey } from "../net/model";
 import { Code, TtrpcError } from "../ttrpc/codes";
+import { quote } from "../ttrpc/quote";
 
+/**
+ * INVALID_ARGUMENT naming the field and the value, the value quoted short
+ * (a long one cut, with its length): the message's size is bounded.
+ */
 export function invalid(field: string, value: unknown, why: string): TtrpcError {
-  return new TtrpcError(`${field}: ${JSON.stringify(value)} ${why}`, Code.INVALID_ARGUMENT);
+  return new TtrpcError(`${field}: ${quote(value)} ${why}`, Code.INVALID_ARGUMENT);
 }
 
 /** Link names iproute2 and the kernel both take, and nothing that could read as an option. */

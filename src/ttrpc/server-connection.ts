@@ -1,22 +1,34 @@
 /**
  * One ttRPC connection, server side. Protocol only: bytes come in through
  * {@link ServerConnection.receive} and go out through the `write` callback.
- * Requests run concurrently and answer in completion order; all frames leave
- * through the single `write`, so frames never interleave.
+ * Requests run concurrently, up to a cap, and answer in completion order;
+ * all frames leave through the single `write`, so frames never interleave.
+ * At the cap, received bytes wait undecoded and `onBusy(true)` asks the
+ * transport to stop reading until a call ends.
  */
-import { create, type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import { type Request, RequestSchema } from "../gen/ttrpc_pb";
 import { Code, TtrpcError } from "./codes";
-import { encodeFrame, FrameDecoder, FrameType, MAX_DATA_LENGTH } from "./frame";
-import type { CallContext, ServiceRegistry } from "./service";
-import { encodeErrorResponse, encodeOkResponse } from "./status";
+import { countRepeated } from "./count-repeated";
+import { type DecodedFrame, encodeFrame, FrameDecoder, FrameType, MAX_DATA_LENGTH } from "./frame";
+import { MAX_CALLS_PER_CONNECTION, MAX_REPEATED_ENTRIES } from "./limits";
+import { clipText } from "./quote";
+import { errorText, runCall } from "./run-call";
+import type { ServiceRegistry } from "./service";
+import { encodeErrorResponse } from "./status";
 
 export interface ServerConnectionOptions {
   registry: ServiceRegistry;
   /** Writes one whole frame to the peer. */
   write: (frame: Uint8Array) => void;
-  /** Told about each finished call, for logging. */
+  /** Told about each answered call, for logging. */
   onCall?: (info: CallInfo) => void;
+  /** Told when reading should pause (true: at the call cap) and resume (false). */
+  onBusy?: (busy: boolean) => void;
+  /** Calls running at once (default {@link MAX_CALLS_PER_CONNECTION}). */
+  maxInFlight?: number;
+  /** Entries of a repeated field per request (default {@link MAX_REPEATED_ENTRIES}). */
+  maxRepeated?: number;
 }
 
 export interface CallInfo {
@@ -28,9 +40,6 @@ export interface CallInfo {
   durationMs: number;
 }
 
-/** The longest delay setTimeout honours (2^31-1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 0x7fff_ffff;
-
 interface InFlight {
   controller: AbortController;
   done: Promise<void>;
@@ -39,13 +48,22 @@ interface InFlight {
 export class ServerConnection {
   private readonly decoder = new FrameDecoder();
   private readonly inflight = new Map<number, InFlight>();
+  /** Bytes received and not yet decoded, and frames decoded and not yet started. */
+  private readonly input: Uint8Array[] = [];
+  private ready: DecodedFrame[] = [];
+  private busy = false;
   private lastStreamId = 0;
   private closed = false;
   private frames = 0;
+  private readonly maxInFlight: number;
+  private readonly maxRepeated: number;
 
-  constructor(private readonly options: ServerConnectionOptions) {}
+  constructor(private readonly options: ServerConnectionOptions) {
+    this.maxInFlight = options.maxInFlight ?? MAX_CALLS_PER_CONNECTION;
+    this.maxRepeated = options.maxRepeated ?? MAX_REPEATED_ENTRIES;
+  }
 
-  /** Calls started and not yet answered. */
+  /** Calls whose work has not ended (answered or not). */
   get activeCalls(): number {
     return this.inflight.size;
   }
@@ -55,6 +73,11 @@ export class ServerConnection {
     return this.decoder.pending;
   }
 
+  /** True while received requests wait for a call to end (reading is paused). */
+  get backlogged(): boolean {
+    return this.busy;
+  }
+
   /** Whole frames received so far (a peer making progress completes frames). */
   get framesReceived(): number {
     return this.frames;
@@ -62,25 +85,9 @@ export class ServerConnection {
 
   /** Feeds bytes read from the peer. Never throws for any input. */
   receive(chunk: Uint8Array): void {
-    if (this.closed) return;
-    for (const frame of this.decoder.push(chunk)) {
-      this.frames++;
-      if (frame.kind === "oversize") {
-        // Like Go: the body was discarded, the stream fails, the connection lives.
-        this.sendError(
-          frame.streamId,
-          new TtrpcError(
-            `message length ${frame.length} exceed maximum message size of ${MAX_DATA_LENGTH}`,
-            Code.RESOURCE_EXHAUSTED,
-          ),
-        );
-        continue;
-      }
-      // Data on unary streams, stray Responses and unknown types are ignored,
-      // as Go ignores unknown types "for future compat".
-      if (frame.type !== FrameType.Request) continue;
-      this.startRequest(frame.streamId, frame.data);
-    }
+    if (this.closed || chunk.length === 0) return;
+    this.input.push(chunk);
+    this.pump();
   }
 
   /**
@@ -89,6 +96,8 @@ export class ServerConnection {
    */
   close(reason: unknown = new TtrpcError("connection closed", Code.CANCELLED)): void {
     this.closed = true;
+    this.input.length = 0;
+    this.ready = [];
     for (const call of this.inflight.values()) call.controller.abort(reason);
   }
 
@@ -97,11 +106,52 @@ export class ServerConnection {
     for (const call of this.inflight.values()) call.controller.abort(reason);
   }
 
-  /** Resolves once no call is in flight (new requests are still taken). */
+  /** Resolves once no call's work is running (new requests are still taken). */
   async drain(): Promise<void> {
     while (this.inflight.size > 0) {
       await Promise.all([...this.inflight.values()].map((c) => c.done));
     }
+  }
+
+  /** Starts waiting requests while under the cap, decoding input as needed. */
+  private pump(): void {
+    while (!this.closed && this.inflight.size < this.maxInFlight) {
+      const frame = this.ready.shift();
+      if (frame === undefined) {
+        const chunk = this.input.shift();
+        if (chunk === undefined) break;
+        this.ready = this.decoder.push(chunk);
+        this.frames += this.ready.length;
+        continue;
+      }
+      this.handleFrame(frame);
+    }
+    const busy = !this.closed && (this.ready.length > 0 || this.input.length > 0);
+    if (busy !== this.busy) {
+      this.busy = busy;
+      try {
+        this.options.onBusy?.(busy);
+      } catch {
+        // The transport's business; the protocol state is already right.
+      }
+    }
+  }
+
+  private handleFrame(frame: DecodedFrame): void {
+    if (frame.kind === "oversize") {
+      // Like Go: the body was discarded, the stream fails, the connection lives.
+      this.sendError(
+        frame.streamId,
+        new TtrpcError(
+          `message length ${frame.length} exceed maximum message size of ${MAX_DATA_LENGTH}`,
+          Code.RESOURCE_EXHAUSTED,
+        ),
+      );
+      return;
+    }
+    // Data on unary streams, stray Responses and unknown types are ignored,
+    // as Go ignores unknown types "for future compat".
+    if (frame.type === FrameType.Request) this.startRequest(frame.streamId, frame.data);
   }
 
   private startRequest(streamId: number, data: Uint8Array): void {
@@ -123,11 +173,17 @@ export class ServerConnection {
 
     let request: Request;
     try {
+      countRepeated(RequestSchema, data, this.maxRepeated);
       request = fromBinary(RequestSchema, data);
     } catch (err) {
       this.sendError(
         streamId,
-        new TtrpcError(`unmarshal request error: ${errorText(err)}`, Code.INVALID_ARGUMENT),
+        err instanceof TtrpcError
+          ? err
+          : new TtrpcError(
+              `unmarshal request error: ${clipText(errorText(err), 256)}`,
+              Code.INVALID_ARGUMENT,
+            ),
       );
       return;
     }
@@ -135,107 +191,50 @@ export class ServerConnection {
     const controller = new AbortController();
     const call: InFlight = { controller, done: Promise.resolve() };
     this.inflight.set(streamId, call);
-    call.done = this.runCall(streamId, request, controller).finally(() => {
-      this.inflight.delete(streamId);
-    });
+    call.done = this.serve(streamId, request, controller)
+      .catch(() => {})
+      .finally(() => {
+        this.inflight.delete(streamId);
+        this.pump();
+      });
   }
 
-  private async runCall(
-    streamId: number,
-    request: Request,
-    controller: AbortController,
-  ): Promise<void> {
+  /** Runs one call, sends its answer, and resolves once its work has ended. */
+  private async serve(streamId: number, request: Request, controller: AbortController) {
     const started = performance.now();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let deadline: number | undefined;
-    let response: Uint8Array;
-    let code = Code.OK;
-    let message = "";
-    try {
-      const entry = this.options.registry.lookup(request.service, request.method);
-      let input: unknown;
-      try {
-        input = fromBinary(entry.input, request.payload);
-      } catch (err) {
-        throw new TtrpcError(
-          `error unmarshalling ${entry.input.typeName}: ${errorText(err)}`,
-          Code.INVALID_ARGUMENT,
-          { cause: err },
-        );
-      }
-      const timeoutMs = Number(request.timeoutNano) / 1e6;
-      const expired = new Promise<never>((_, reject) => {
-        if (timeoutMs > 0) {
-          deadline = started + timeoutMs;
-          // A longer delay would overflow the timer and fire at once.
-          if (timeoutMs > MAX_TIMER_MS) return;
-          timer = setTimeout(() => {
-            const reason = new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED);
-            controller.abort(reason);
-            reject(reason);
-          }, timeoutMs);
-        }
-      });
-      expired.catch(() => {});
-      const ctx: CallContext = {
-        signal: controller.signal,
-        deadline,
-        metadata: metadataMap(request),
-      };
-      const output = await Promise.race([
-        Promise.resolve().then(() => entry.handler(input, ctx)),
-        expired,
-      ]);
-      const payload = toBinary(entry.output, createOutput(entry.output, output));
-      response = encodeOkResponse(payload);
-      if (response.length > MAX_DATA_LENGTH) {
-        throw new TtrpcError(
-          `response length ${response.length} exceed maximum message size of ${MAX_DATA_LENGTH}`,
-          Code.RESOURCE_EXHAUSTED,
-        );
-      }
-    } catch (err) {
-      const status = TtrpcError.from(err);
-      code = status.code;
-      message = status.message;
-      response = encodeErrorResponse(status);
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!this.closed) this.options.write(encodeFrame(streamId, FrameType.Response, 0, response));
-    this.options.onCall?.({
+    const outcome = await runCall(
+      this.options.registry,
       streamId,
-      service: request.service,
-      method: request.method,
-      code,
-      message,
-      durationMs: performance.now() - started,
-    });
+      request,
+      controller,
+      this.maxRepeated,
+    );
+    if (!this.closed) this.safeWrite(outcome.frame);
+    try {
+      this.options.onCall?.({
+        streamId,
+        service: request.service,
+        method: request.method,
+        code: outcome.code,
+        message: outcome.message,
+        durationMs: performance.now() - started,
+      });
+    } catch {
+      // Logging failed: the call itself is done and answered.
+    }
+    await outcome.settled;
   }
 
   private sendError(streamId: number, err: TtrpcError): void {
-    this.options.write(encodeFrame(streamId, FrameType.Response, 0, encodeErrorResponse(err)));
+    this.safeWrite(encodeFrame(streamId, FrameType.Response, 0, encodeErrorResponse(err)));
   }
-}
 
-function metadataMap(request: Request): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  for (const { key, value } of request.metadata) {
-    const values = map.get(key);
-    if (values) values.push(value);
-    else map.set(key, [value]);
+  /** A transport is not to throw; should one, the call still ends cleanly. */
+  private safeWrite(frame: Uint8Array): void {
+    try {
+      this.options.write(frame);
+    } catch {
+      // The peer is gone or the channel broken: `closed` follows from the transport.
+    }
   }
-  return map;
-}
-
-function createOutput(schema: DescMessage, output: unknown) {
-  if (output === undefined || output === null) {
-    throw new TtrpcError("handler returned no message", Code.INTERNAL);
-  }
-  // biome-ignore lint/suspicious/noExplicitAny: init shapes are checked by ServiceImpl.
-  return create(schema, output as any);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

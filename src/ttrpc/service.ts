@@ -10,6 +10,7 @@ import type {
   MessageShape,
 } from "@bufbuild/protobuf";
 import { Code, TtrpcError } from "./codes";
+import { clipText } from "./quote";
 
 /** What a handler knows about its call. */
 export interface CallContext {
@@ -67,12 +68,17 @@ export class ServiceRegistry {
     return this;
   }
 
-  /** The method, or a TtrpcError with UNIMPLEMENTED worded as Go words it. */
+  /**
+   * The method, or a TtrpcError with UNIMPLEMENTED worded as Go words it
+   * (the name unquoted; a long one cut, since the peer chose its length).
+   */
   lookup(service: string, method: string): RegisteredMethod {
     const methods = this.services.get(service);
-    if (methods === undefined) throw new TtrpcError(`service ${service}`, Code.UNIMPLEMENTED);
+    if (methods === undefined)
+      throw new TtrpcError(`service ${clipText(service, 256)}`, Code.UNIMPLEMENTED);
     const found = methods.get(method);
-    if (found === undefined) throw new TtrpcError(`method ${method}`, Code.UNIMPLEMENTED);
+    if (found === undefined)
+      throw new TtrpcError(`method ${clipText(method, 256)}`, Code.UNIMPLEMENTED);
     return found;
   }
 }

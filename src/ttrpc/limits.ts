@@ -1,0 +1,18 @@
+/**
+ * Protocol-level bounds of the server side. The agent's table of every
+ * bound (with these) is src/agent/limits.ts, documented in README "Limits".
+ */
+export { MAX_DATA_LENGTH } from "./frame";
+
+/**
+ * Calls one connection may have running at once (answered or not: a call
+ * whose deadline passed counts until its work has ended). At the cap the
+ * connection's requests are left unread until a call ends.
+ */
+export const MAX_CALLS_PER_CONNECTION = 32;
+
+/**
+ * Entries of one repeated field in one request, counted on the wire before
+ * decoding (100,000 routes is the largest table the tests apply).
+ */
+export const MAX_REPEATED_ENTRIES = 100_000;

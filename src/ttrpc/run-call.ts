@@ -1,0 +1,185 @@
+/**
+ * One unary call, server side: decode its payload, run its handler under
+ * its deadline, encode its answer. Never rejects: whatever the handler or
+ * the encoding throws becomes a status on that call, and an answer that
+ * cannot be encoded within the frame limit becomes INTERNAL (a valid,
+ * small frame) instead of an exception outside the call.
+ */
+import { create, type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
+import type { Request } from "../gen/ttrpc_pb";
+import { Code, TtrpcError } from "./codes";
+import { countRepeated } from "./count-repeated";
+import { encodeFrame, FrameType, MAX_DATA_LENGTH } from "./frame";
+import { clipText } from "./quote";
+import type { CallContext, ServiceRegistry } from "./service";
+import { encodeErrorResponse, encodeOkResponse } from "./status";
+
+/** The longest delay setTimeout honours (2^31-1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 0x7fff_ffff;
+
+export interface CallOutcome {
+  /** The whole Response frame, at most the frame limit. */
+  frame: Uint8Array;
+  code: Code;
+  message: string;
+  /**
+   * Settles when the handler's work has ended, which can be after the
+   * answer: on the deadline the answer goes out at once, while the work
+   * (aborted through its signal) may still be finishing or rolling back.
+   */
+  settled: Promise<void>;
+}
+
+/** Runs the call `request` on `streamId`; the answer is sent by the caller. */
+export async function runCall(
+  registry: ServiceRegistry,
+  streamId: number,
+  request: Request,
+  controller: AbortController,
+  maxRepeated: number,
+): Promise<CallOutcome> {
+  const started = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let settled: Promise<void> = Promise.resolve();
+  let response: Uint8Array;
+  let code = Code.OK;
+  let message = "";
+  try {
+    const entry = registry.lookup(request.service, request.method);
+    const input = decodeInput(entry.input, request.payload, maxRepeated);
+    const timeoutMs = Number(request.timeoutNano) / 1e6;
+    let deadline: number | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      if (!(timeoutMs > 0)) return;
+      deadline = started + timeoutMs;
+      // A longer delay would overflow the timer and fire at once.
+      if (timeoutMs > MAX_TIMER_MS) return;
+      timer = setTimeout(() => {
+        const reason = new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED);
+        controller.abort(reason);
+        reject(reason);
+      }, timeoutMs);
+    });
+    expired.catch(() => {});
+    const ctx: CallContext = {
+      signal: controller.signal,
+      deadline,
+      metadata: metadataMap(request),
+    };
+    const work = Promise.resolve().then(() => entry.handler(input, ctx));
+    settled = work.then(
+      () => {},
+      () => {},
+    );
+    const output = await Promise.race([work, expired]);
+    response = encodeOk(entry.output, output);
+    if (response.length > MAX_DATA_LENGTH) {
+      throw new TtrpcError(
+        `response length ${response.length} exceed maximum message size of ${MAX_DATA_LENGTH}`,
+        Code.RESOURCE_EXHAUSTED,
+      );
+    }
+  } catch (err) {
+    const status = statusOf(err);
+    code = status.code;
+    message = status.message;
+    response = encodeError(status);
+  } finally {
+    clearTimeout(timer);
+  }
+  return { ...answerFrame(streamId, response, code, message), settled };
+}
+
+/** The Response frame, or an INTERNAL one when this answer cannot be framed. */
+function answerFrame(streamId: number, response: Uint8Array, code: Code, message: string) {
+  try {
+    return { frame: encodeFrame(streamId, FrameType.Response, 0, response), code, message };
+  } catch (err) {
+    const status = new TtrpcError(
+      `answer could not be sent: ${clipText(errorText(err), 256)}`,
+      Code.INTERNAL,
+    );
+    const frame = encodeFrame(streamId, FrameType.Response, 0, encodeErrorResponse(status));
+    return { frame, code: status.code, message: status.message };
+  }
+}
+
+/** The OK Response for a handler's output; INTERNAL when it cannot be encoded. */
+function encodeOk(schema: DescMessage, output: unknown): Uint8Array {
+  const message = createOutput(schema, output);
+  try {
+    return encodeOkResponse(toBinary(schema, message));
+  } catch (err) {
+    throw new TtrpcError(
+      `answer could not be encoded: ${clipText(errorText(err), 256)}`,
+      Code.INTERNAL,
+      { cause: err },
+    );
+  }
+}
+
+/** The error Response for `status`; a fixed INTERNAL one should even that fail. */
+function encodeError(status: TtrpcError): Uint8Array {
+  try {
+    return encodeErrorResponse(status);
+  } catch {
+    return encodeErrorResponse(new TtrpcError("answer could not be encoded", Code.INTERNAL));
+  }
+}
+
+/** TtrpcError.from, guarded: a thrown value whose conversion throws is INTERNAL. */
+function statusOf(err: unknown): TtrpcError {
+  try {
+    return TtrpcError.from(err);
+  } catch {
+    return new TtrpcError("handler failed with an unreadable error", Code.INTERNAL);
+  }
+}
+
+function decodeInput(schema: DescMessage, payload: Uint8Array, maxRepeated: number): unknown {
+  countRepeated(schema, payload, maxRepeated);
+  try {
+    return fromBinary(schema, payload);
+  } catch (err) {
+    throw new TtrpcError(
+      `error unmarshalling ${schema.typeName}: ${clipText(errorText(err), 256)}`,
+      Code.INVALID_ARGUMENT,
+      { cause: err },
+    );
+  }
+}
+
+function metadataMap(request: Request): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const { key, value } of request.metadata) {
+    const values = map.get(key);
+    if (values) values.push(value);
+    else map.set(key, [value]);
+  }
+  return map;
+}
+
+function createOutput(schema: DescMessage, output: unknown) {
+  if (output === undefined || output === null) {
+    throw new TtrpcError("handler returned no message", Code.INTERNAL);
+  }
+  try {
+    // biome-ignore lint/suspicious/noExplicitAny: init shapes are checked by ServiceImpl.
+    return create(schema, output as any);
+  } catch (err) {
+    throw new TtrpcError(
+      `answer could not be built: ${clipText(errorText(err), 256)}`,
+      Code.INTERNAL,
+      { cause: err },
+    );
+  }
+}
+
+/** The text of a thrown value, for messages. */
+export function errorText(err: unknown): string {
+  try {
+    return err instanceof Error ? err.message : String(err);
+  } catch {
+    return "unreadable error";
+  }
+}
