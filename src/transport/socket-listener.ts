@@ -2,9 +2,10 @@
  * Stream-socket listeners (unix and vsock) on node:net. A vsock socket is
  * created, bound and listening already (see vsock.ts) and adopted by fd.
  */
-import { chmodSync, lstatSync, unlinkSync } from "node:fs";
+import { chmodSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import type { Acceptor, Listener } from "./channel";
+import { publishUnixSocket, stageUnixSocket } from "./unix-socket-path";
 
 /** How long a refused connection may take to hang up after our EOF. */
 const REFUSED_LINGER_MS = 1000;
@@ -73,26 +74,32 @@ function serve(server: Server, accept: Acceptor, address: string): Listener {
 }
 
 /**
- * Listens on a unix socket at `path` with mode 0600. A stale socket file
- * left by an earlier run is replaced; any other kind of file is an error.
+ * Listens on a unix socket at `path` with mode 0600, bound in a private
+ * directory and linked into place (unix-socket-path.ts): never chmod-ed by
+ * path, no symlink followed. A stale socket left by an earlier run is
+ * replaced; a socket something answers on, or any other kind of file, is a
+ * SocketPathError.
  */
 export async function listenUnix(path: string, accept: Acceptor): Promise<Listener> {
-  try {
-    const st = lstatSync(path);
-    if (!st.isSocket()) throw new Error(`${path} exists and is not a socket`);
-    unlinkSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-  }
+  const staged = stageUnixSocket(path);
   const server = createServer({ pauseOnConnect: false });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(path, () => {
-      server.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(staged.path, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
-  chmodSync(path, 0o600);
+    // By path, but inside a 0700 directory of ours: nobody can swap it.
+    chmodSync(staged.path, 0o600);
+    await publishUnixSocket(staged.path, path);
+  } catch (err) {
+    server.close();
+    throw err;
+  } finally {
+    staged.remove();
+  }
   return serve(server, accept, `unix://${path}`);
 }
 

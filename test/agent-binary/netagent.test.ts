@@ -10,7 +10,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { vsockListenFd } from "../../src/transport/vsock";
 import { Code } from "../../src/ttrpc/codes";
 import { encodeFrame, FrameType } from "../../src/ttrpc/frame";
-import { requireAgentBinary, startAgent } from "../helpers/agent";
+import { answersCheck, requireAgentBinary, startAgent } from "../helpers/agent";
 import { pbEncodeRequest } from "../helpers/envelope-pbjs";
 import { goClient, goPrograms } from "../helpers/go";
 import { type Child, canConnect, run, start } from "../helpers/process";
@@ -61,6 +61,20 @@ describe("dist/netagent on a unix socket", () => {
     await waitFor(() => second.running && canConnect(first.socket), { what: "the second agent" });
     await second.stop();
     first.dir.remove();
+  });
+
+  it("refuses, exit 2, a socket another running agent answers on, which keeps serving", async () => {
+    const first = await startAgent(["--log-level", "warn"]);
+    try {
+      const second = await run(requireAgentBinary(), ["--listen", `unix://${first.socket}`]);
+      expect(second.code).toBe(2);
+      expect(second.stderr).toContain(
+        `cannot listen on unix://${first.socket}: ${first.socket}: another process is listening on this socket (a running agent?); not replacing it`,
+      );
+      expect(await answersCheck(first.socket)).toBe(true);
+    } finally {
+      await first.stop();
+    }
   });
 
   it("prints its version and help, exit 0", async () => {
