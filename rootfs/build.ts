@@ -1,11 +1,20 @@
 /**
  * `npm run rootfs`: builds the guest image from dist/netagent and Debian's
- * packages (installed when missing). The thin executor around the pure
- * manifest: probes the host, plans with buildManifest, writes
- * dist/guest/vmlinuz, dist/guest/initrd.img (newc cpio, compressed) and
- * dist/guest/manifest.txt, plus dist/guest/vmlinux (the same kernel
- * uncompressed, for PVH boot) when the kernel supports it. Options: --out DIR, --agent PATH,
- * --kernel-release RELEASE, --compress lz4|zstd|gzip (default lz4).
+ * packages (installed when missing), in both boot modes. The thin executor
+ * around the pure manifests: probes the host, plans with buildManifest and
+ * buildBootManifest, and writes to dist/guest:
+ *   - vmlinuz, and vmlinux (the same kernel uncompressed, for PVH boot)
+ *     when the kernel supports it;
+ *   - initramfs mode: initrd.img (newc cpio, compressed) holding everything;
+ *   - image mode: root.erofs (the same tree, a read-only erofs image the
+ *     guest maps with DAX from virtio-pmem) and boot-initrd.img (busybox and
+ *     the modules to mount it);
+ *   - boot-image.json and boot-initramfs.json (the boot.json contract for
+ *     each mode) and boot.json, a copy of the default mode's (image; or
+ *     initramfs with --default initramfs, for hypervisors without pmem);
+ *   - manifest.txt and boot-manifest.txt.
+ * Options: --out DIR, --agent PATH, --kernel-release RELEASE,
+ * --compress lz4|zstd|gzip (default lz4), --default image|initramfs.
  */
 import { spawnSync } from "node:child_process";
 import {
@@ -18,7 +27,10 @@ import {
   statSync,
 } from "node:fs";
 import { resolve } from "node:path";
+import { imageBootJson, initramfsBootJson, renderBootJson } from "./boot-json";
+import { BOOT_MODULES } from "./boot-manifest";
 import { type CpioRecord, encodeCpio, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG } from "./cpio";
+import { BOOT_INITRD, ROOT_IMAGE, writeImageMode } from "./image-mode";
 import { findKernelPayload, isElf64, supportsPvh } from "./kernel";
 import { parseLdd } from "./ldd";
 import { AGENT_PATH, buildManifest, type Entry, renderManifest } from "./manifest";
@@ -32,7 +44,8 @@ export const GUEST_MODULES = [
   "vsock",
   "vmw_vsock_virtio_transport",
 ];
-const PACKAGES = ["busybox-static", "iproute2", "linux-image-amd64", "zstd", "lz4"];
+const PACKAGES = ["busybox-static", "iproute2", "linux-image-amd64", "zstd", "lz4", "erofs-utils"];
+const MODES = ["image", "initramfs"] as const;
 
 /**
  * Compressors the Debian kernel unpacks (CONFIG_RD_*). lz4 is the default:
@@ -176,6 +189,10 @@ async function main(argv: string[]): Promise<void> {
   const out = resolve(opt("--out", "dist/guest"));
   const agent = resolve(opt("--agent", "dist/netagent"));
   const compression = opt("--compress", "lz4");
+  const defaultMode = opt("--default", "image");
+  if (!(MODES as readonly string[]).includes(defaultMode)) {
+    throw new Error(`--default: expected image or initramfs, got ${JSON.stringify(defaultMode)}`);
+  }
   const compressor = COMPRESSORS[compression];
   if (compressor === undefined) throw new Error(`--compress: unknown ${compression}`);
   const compress = (input: Uint8Array) =>
@@ -185,16 +202,20 @@ async function main(argv: string[]): Promise<void> {
   ensurePackages();
   const release = opt("--kernel-release", findKernelRelease());
   const modulesDir = `/lib/modules/${release}`;
-  const modules = resolveModules(
-    GUEST_MODULES,
-    parseModulesDep(readFileSync(`${modulesDir}/modules.dep`, "utf8")),
-    parseModulesBuiltin(readFileSync(`${modulesDir}/modules.builtin`, "utf8")),
-  );
+  const modulesDep = parseModulesDep(readFileSync(`${modulesDir}/modules.dep`, "utf8"));
+  const builtin = parseModulesBuiltin(readFileSync(`${modulesDir}/modules.builtin`, "utf8"));
+  const modules = resolveModules(GUEST_MODULES, modulesDep, builtin);
+  const bootModules = resolveModules(BOOT_MODULES, modulesDep, builtin);
   const busybox = which("busybox");
   const ip = realpath(which("ip"));
   const libraries = [agent, ip].flatMap((exe) => parseLdd(run("ldd", [exe])).paths);
   const applets = run(busybox, ["--list-full"]).split("\n").filter(Boolean);
-  const hostFiles = [busybox, ip, ...libraries, ...modules.load.map((m) => `${modulesDir}/${m}`)];
+  const hostFiles = [
+    busybox,
+    ip,
+    ...libraries,
+    ...[...modules.load, ...bootModules.load].map((m) => `${modulesDir}/${m}`),
+  ];
   const packages = packagesOf(hostFiles);
 
   const entries = buildManifest({
@@ -212,14 +233,46 @@ async function main(argv: string[]): Promise<void> {
   });
 
   mkdirSync(out, { recursive: true });
-  const chunks = [...encodeCpio(entries.map(toRecord))];
-  const cpio = Buffer.concat(chunks);
+  const cpio = Buffer.concat([...encodeCpio(entries.map(toRecord))]);
   const initrd = `${out}/initrd.img`;
   const packed = compress(cpio);
   if (!packed?.length) throw new Error(`${compressor.cmd} failed`);
   await Bun.write(initrd, packed);
   copyFileSync(`/boot/vmlinuz-${release}`, `${out}/vmlinuz`);
   const pvh = await writeVmlinux(release, `${out}/vmlinux`);
+  const kernelFile = pvh ? "vmlinux" : "vmlinuz";
+
+  const imageMode = await writeImageMode({
+    out,
+    rootEntries: entries,
+    boot: {
+      kernelRelease: release,
+      init: resolve(import.meta.dir, "boot-init.sh"),
+      busybox,
+      applets,
+      modules: bootModules.load,
+      modulesDir,
+      packageOf: (p) => packages.get(p),
+    },
+    pack: (bootEntries) => {
+      const packed = compress(Buffer.concat([...encodeCpio(bootEntries.map(toRecord))]));
+      if (!packed?.length) throw new Error(`${compressor.cmd} failed`);
+      return packed;
+    },
+    sizeOf,
+  });
+  const boots = {
+    image: imageBootJson({
+      kernel: kernelFile,
+      initrd: BOOT_INITRD,
+      image: ROOT_IMAGE,
+      imageBytes: imageMode.imagePadded,
+    }),
+    initramfs: initramfsBootJson({ kernel: kernelFile, initrd: "initrd.img" }),
+  };
+  for (const mode of MODES)
+    await Bun.write(`${out}/boot-${mode}.json`, renderBootJson(boots[mode]));
+  await Bun.write(`${out}/boot.json`, renderBootJson(boots[defaultMode as (typeof MODES)[number]]));
 
   const sizes = new Map(entries.map((e) => [e, sizeOf(e)]));
   const unpacked = [...sizes.values()].reduce((a, b) => a + b, 0);
@@ -242,13 +295,20 @@ async function main(argv: string[]): Promise<void> {
       "agent packed",
       `${mib(agentCompressed)} alone, ~${pct(agentCompressed, compressed)} of compressed`,
     ],
+    [
+      "image mode",
+      `${ROOT_IMAGE} ${mib(imageMode.imageBytes)} (device ${mib(imageMode.imagePadded)}), ${BOOT_INITRD} ${mib(imageMode.bootInitrdBytes)}`,
+    ],
+    ["boot.json", `${defaultMode} mode`],
   ];
-  Bun.write(
+  await Bun.write(
     `${out}/manifest.txt`,
     renderManifest(entries, (e) => sizes.get(e) ?? 0, totals),
   );
   for (const [k, v] of totals) console.log(`rootfs: ${k}: ${v}`);
-  console.log(`rootfs: wrote ${out}/vmlinuz, ${initrd}, ${out}/manifest.txt`);
+  console.log(
+    `rootfs: wrote ${out}/: vmlinuz, initrd.img, ${ROOT_IMAGE}, ${BOOT_INITRD}, boot.json (${defaultMode}), boot-image.json, boot-initramfs.json, manifest.txt, boot-manifest.txt`,
+  );
 }
 
 const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)}%`;

@@ -1,5 +1,7 @@
 #!/bin/sh
-# PID 1 of the netagent guest image (installed as /init, run by busybox sh).
+# PID 1 of the netagent guest image (installed as /init, run by busybox sh):
+# of the initramfs, or of the read-only root image that the boot
+# initramfs (boot-init.sh) switched to.
 #
 # Mounts the API filesystems, loads the modules listed in /etc/init.modules
 # (in dependency order, resolved at build time from modules.dep), brings lo
@@ -190,11 +192,19 @@ mount -t devtmpfs -o mode=0755,nosuid devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620 devpts /dev/pts
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
+# The root may be the read-only image (image mode): whatever is written
+# goes to tmpfs. Costs nothing until something is written.
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
+mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /var
 exec </dev/console >/dev/console 2>&1
 
 release=$(uname -r)
 while read -r module; do
 	[ -n "$module" ] || continue
+	# In image mode the boot initramfs has loaded some already (virtio_pci).
+	name=${module##*/}
+	name=${name%%.ko*}
+	[ -d "/sys/module/$(echo "$name" | tr - _)" ] && continue
 	insmod "/lib/modules/$release/$module" || log "insmod $module failed"
 done </etc/init.modules
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 DEBIAN_PACKAGES=(
   iproute2 util-linux golang-go golang-github-containerd-ttrpc-dev containernetworking-plugins
-  qemu-system-x86 linux-image-amd64 busybox-static cpio gzip zstd lz4 iptables
+  qemu-system-x86 linux-image-amd64 busybox-static cpio gzip zstd lz4 iptables erofs-utils
 )
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

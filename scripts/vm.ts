@@ -8,6 +8,7 @@ import { createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAccelMode } from "../src/host/accel";
+import { bootJsonPath, loadBootSpec } from "../src/host/boot-spec";
 import { Vm, type VmOptions } from "../src/host/vm";
 
 const USAGE = `usage: npm run vm -- [options]
@@ -26,14 +27,20 @@ const USAGE = `usage: npm run vm -- [options]
   --log-level LEVEL  agent.log=LEVEL
   --kernel-messages  do not boot with quiet
   --timeout S        how long to wait for Check (default 180)
-  --kernel PATH, --initrd PATH   image (default dist/guest/vmlinux
-                     for PVH boot, else vmlinuz; dist/guest/initrd.img)
+  --mode MODE        image (the default: read-only root image mapped with
+                     DAX, dist/guest/boot-image.json) or initramfs
+                     (everything in the initramfs, boot-initramfs.json);
+                     without --mode, dist/guest/boot.json (image mode
+                     unless built with npm run rootfs -- --default initramfs)
+  --boot FILE        another boot.json
+  --kernel PATH, --initrd PATH   override the boot.json's kernel / initrd
 `;
 
 function parse(argv: string[]) {
   const options: VmOptions = {};
   let attach = false;
   let timeoutS = 180;
+  let bootFile: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const value = () => {
@@ -54,10 +61,17 @@ function parse(argv: string[]) {
     else if (a === "--timeout") timeoutS = Number(value());
     else if (a === "--kernel") options.kernel = value();
     else if (a === "--initrd") options.initrd = value();
-    else throw new Error(`unknown argument ${JSON.stringify(a)}`);
+    else if (a === "--boot") bootFile = value();
+    else if (a === "--mode") {
+      const mode = value();
+      if (mode !== "image" && mode !== "initramfs") {
+        throw new Error(`--mode: expected image or initramfs, got ${JSON.stringify(mode)}`);
+      }
+      bootFile = bootJsonPath(mode);
+    } else throw new Error(`unknown argument ${JSON.stringify(a)}`);
   }
   if (!(timeoutS > 0)) throw new Error("--timeout: expected seconds > 0");
-  return { options, attach, timeoutS };
+  return { options, attach, timeoutS, bootFile: bootFile ?? bootJsonPath() };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -72,7 +86,13 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const { options, attach, timeoutS } = parsed;
+  const { options, attach, timeoutS, bootFile } = parsed;
+  try {
+    options.boot = loadBootSpec(bootFile);
+  } catch (err) {
+    process.stderr.write(`vm: ${(err as Error).message}\n`);
+    return 1;
+  }
   // Opened before the start: a KVM attempt given up by the watchdog is logged too.
   const logPath = join(tmpdir(), `netagent-vm-${process.pid}.console.log`);
   const log = attach ? undefined : createWriteStream(logPath);
@@ -82,6 +102,9 @@ async function main(argv: string[]): Promise<number> {
   const vm = await Vm.start(options);
   say(`qemu pid ${vm.pid} (${vm.config.kvm ? "KVM" : "TCG -cpu max"}), MAC ${vm.config.mac}`);
   say(`agent: ${vm.agentAddress}`);
+  say(
+    `boot: ${options.boot?.source} (${options.boot?.image ? `root image ${options.boot.image}` : "initramfs"})`,
+  );
   if (!attach) say(`console log: ${logPath}`);
 
   let stopping: Promise<number> | undefined;

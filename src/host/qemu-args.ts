@@ -29,6 +29,8 @@ export interface GuestConfig {
   /** Kernel messages on the console (`quiet` when false). */
   kernelMessages: boolean;
   extraCmdline?: readonly string[];
+  /** More QEMU arguments, last: e.g. a boot.json's, attaching the root image. */
+  extraQemu?: readonly string[];
 }
 
 export const SERIAL_PORT_NAME = "agent.channel.0";
@@ -130,5 +132,6 @@ export function qemuArgs(config: GuestConfig): string[] {
     "-device",
     `virtio-net-pci,netdev=net0,mac=${mac}`,
     ...channel,
+    ...(config.extraQemu ?? []),
   ];
 }

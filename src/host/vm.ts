@@ -15,12 +15,18 @@ import { join, resolve } from "node:path";
 import { Health, HealthCheckResponse_ServingStatus } from "../gen/health_pb";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { type AccelMode, accelRequest, decideAccel, type KvmFacts } from "./accel";
+import type { BootSpec } from "./boot-spec";
 import { watchBoot } from "./boot-watchdog";
 import { AgentClient } from "./client";
 import { GuestConsole } from "./guest-console";
 import { type GuestConfig, hostAgentAddress, qemuArgs } from "./qemu-args";
 
 export interface VmOptions {
+  /**
+   * How to boot the guest (a boot.json, see boot-spec.ts): kernel, initrd,
+   * the image's cmdline words and QEMU arguments. kernel/initrd win over it.
+   */
+  boot?: BootSpec;
   /** Default dist/guest/vmlinux (PVH) when there is one, else dist/guest/vmlinuz. */
   kernel?: string;
   initrd?: string;
@@ -159,9 +165,11 @@ export class Vm {
     // The uncompressed ELF boots by PVH, skipping the bzImage's decompression.
     const kernel = resolve(
       options.kernel ??
+        options.boot?.kernel ??
         (existsSync("dist/guest/vmlinux") ? "dist/guest/vmlinux" : "dist/guest/vmlinuz"),
     );
-    const initrd = resolve(options.initrd ?? "dist/guest/initrd.img");
+    const initrd = resolve(options.initrd ?? options.boot?.initrd ?? "dist/guest/initrd.img");
+    const extraCmdline = [...(options.boot?.cmdline ?? []), ...(options.extraCmdline ?? [])];
     for (const f of [kernel, initrd]) {
       if (!existsSync(f)) throw new Error(`${f} missing: run npm run rootfs`);
     }
@@ -183,7 +191,8 @@ export class Vm {
       debugConsole: options.debugConsole ?? false,
       kernelMessages: options.kernelMessages ?? false,
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
-      ...(options.extraCmdline ? { extraCmdline: options.extraCmdline } : {}),
+      ...(extraCmdline.length > 0 ? { extraCmdline } : {}),
+      ...(options.boot ? { extraQemu: options.boot.qemu } : {}),
     };
     const args = qemuArgs(config);
     installExitHook();
