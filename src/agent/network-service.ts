@@ -108,10 +108,10 @@ export function createNetworkService(
           operations: lines.length,
         });
         return linkToProto(now, spec.devicePath);
-      });
+      }, ctx.signal);
     },
 
-    async updateRoutes(request) {
+    async updateRoutes(request, ctx) {
       if (request.routes === undefined)
         throw new TtrpcError("routes: missing", Code.INVALID_ARGUMENT);
       const desired = validateRoutes(request.routes.Routes);
@@ -145,7 +145,7 @@ export function createNetworkService(
         const routes = lines.length === 0 ? state.routes : await ip.readRoutes();
         log.info("routes updated", { requested: desired.length, operations: ops.length });
         return create(RoutesSchema, { Routes: routes.map(routeToProto) });
-      });
+      }, ctx.signal);
     },
 
     async listInterfaces() {
@@ -158,7 +158,7 @@ export function createNetworkService(
       return create(RoutesSchema, { Routes: routes.map(routeToProto) });
     },
 
-    async addARPNeighbors(request) {
+    async addARPNeighbors(request, ctx) {
       if (request.neighbors === undefined)
         throw new TtrpcError("neighbors: missing", Code.INVALID_ARGUMENT);
       const { specs, skipped } = validateNeighbors(request.neighbors.ARPNeighbors);
@@ -177,7 +177,7 @@ export function createNetworkService(
           throw err;
         }
         return {};
-      });
+      }, ctx.signal);
     },
   };
 

@@ -87,4 +87,22 @@ describe("AgentServer.shutdown with calls in flight", () => {
     await expect(call).rejects.toMatchObject({ code: Code.UNAVAILABLE });
     s.release();
   });
+
+  it("a call answered DEADLINE_EXCEEDED still holds shutdown until its work has ended", async () => {
+    const s = await slowServer();
+    const client = await s.connect();
+    await expect(client.unary(Health.method.check, {}, { timeoutMs: 50 })).rejects.toMatchObject({
+      code: Code.DEADLINE_EXCEEDED,
+    });
+    let stopped = false;
+    const stopping = s.server.shutdown(5_000).then((clean) => {
+      stopped = true;
+      return clean;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    // The answer is out, the work is not done: shutdown waits for it.
+    expect(stopped).toBe(false);
+    s.release();
+    expect(await stopping).toBe(true);
+  });
 });

@@ -1,6 +1,7 @@
 /** SerialQueue: one task at a time, in arrival order; a failure does not stop the queue. */
 import { describe, expect, it } from "vitest";
 import { SerialQueue } from "../../src/agent/serial-queue";
+import { Code, TtrpcError } from "../../src/ttrpc/codes";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -68,5 +69,45 @@ describe("SerialQueue", () => {
       "rejected",
       "fulfilled",
     ]);
+  });
+
+  it("does not start a task whose caller's deadline passed while it waited", async () => {
+    const q = new SerialQueue();
+    const first = q.run(() => sleep(30));
+    const caller = new AbortController();
+    let started = false;
+    const late = q.run(async () => {
+      started = true;
+    }, caller.signal);
+    caller.abort(new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED));
+    await first;
+    await expect(late).rejects.toMatchObject({ code: Code.DEADLINE_EXCEEDED });
+    expect(started).toBe(false);
+    // A signal that aborts once its task runs is the task's business.
+    const live = new AbortController();
+    await expect(
+      q.run(async () => {
+        live.abort();
+        return "done";
+      }, live.signal),
+    ).resolves.toBe("done");
+  });
+
+  it("refuses more than maxWaiting queued tasks with RESOURCE_EXHAUSTED, then takes them again", async () => {
+    const q = new SerialQueue(3);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const running = q.run(() => gate);
+    await sleep(0); // it has started: no longer waiting
+    const queued = [1, 2, 3].map((i) => q.run(async () => i));
+    expect(q.length).toBe(3);
+    await expect(q.run(async () => 4)).rejects.toMatchObject({ code: Code.RESOURCE_EXHAUSTED });
+    release();
+    await running;
+    expect(await Promise.all(queued)).toEqual([1, 2, 3]);
+    expect(q.length).toBe(0);
+    await expect(q.run(async () => 5)).resolves.toBe(5);
   });
 });

@@ -129,4 +129,43 @@ describe("a failing call is answered on its stream and the connection serves on"
       [7, Code.OK],
     ]);
   });
+
+  it("a call past its deadline is answered at once but stays in flight until its work ends", async () => {
+    let finish!: () => void;
+    const work = new Promise<void>((r) => {
+      finish = r;
+    });
+    let aborted = false;
+    const conn = new ServerConnection({
+      registry: new ServiceRegistry().register(Health, {
+        check: async (_req, ctx) => {
+          ctx.signal.addEventListener("abort", () => {
+            aborted = true;
+          });
+          await work; // e.g. a rollback that must not be cut off
+          return SERVING;
+        },
+      }),
+      write: () => {},
+    });
+    conn.receive(
+      encodeFrame(
+        1,
+        FrameType.Request,
+        0,
+        pbEncodeRequest({ service: "grpc.Health", method: "Check", timeoutNano: 20_000_000 }),
+      ),
+    );
+    let drained = false;
+    const drain = conn.drain().then(() => {
+      drained = true;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(aborted).toBe(true);
+    expect(conn.activeCalls).toBe(1);
+    expect(drained).toBe(false);
+    finish();
+    await drain;
+    expect(conn.activeCalls).toBe(0);
+  });
 });
