@@ -1,52 +1,88 @@
 /**
- * The prefix routes the kernel makes for a link's addresses: for an IPv4
- * address a/p (p < 32) on an up link, `net/p dev L proto kernel scope link
- * src a` (the subnet's first address gives src); for an IPv6 address a/p
- * (p < 128), `net/p dev L proto kernel metric 256`. Knowing them lets a
- * route table be reconciled the same way whatever happened before: a kernel
- * route that a request once superseded comes back when no request does.
+ * The routes the kernel makes in the main table for a link's addresses,
+ * inferred from the addresses alone (checked against the kernel in
+ * test/netns/kernel-routes.test.ts). Only links that are administratively
+ * up get them; `noprefixroute` addresses get none of their own.
+ *
+ * - IPv4 (fib_add_ifaddr): `net/p dev L proto kernel scope link src local`
+ *   for the network of the peer when there is one, else of the address;
+ *   none for a /32 without a peer, none for a secondary address (one in the
+ *   subnet of an earlier address on the link), metric from `metric N`.
+ * - IPv6 (addrconf): `net/p dev L proto kernel metric 256` for every
+ *   prefix length, /128 included (the Calico shape), and `peer/128` for a
+ *   peer, whatever the peer's prefix; `metric N` replaces 256, and equal
+ *   routes from several addresses are one route.
+ *
+ * Knowing them lets a route table be reconciled the same way whatever
+ * happened before: a kernel route that a request once superseded comes back
+ * when no request does; and diff does not count them as differences.
  */
 import { networkText, parseIp } from "./ip";
-import { type Link, type Route, routeKey, SCOPE_LINK } from "./model";
+import { type Address, type Link, type Route, SCOPE_LINK } from "./model";
+
+/** IPv6 prefix routes' metric when the address sets none (IP6_RT_PRIO_ADDRCONF). */
+export const KERNEL_V6_METRIC = 256;
+
+function network(address: string, prefix: number): string | undefined {
+  const parsed = parseIp(address);
+  if (typeof parsed === "string") return undefined;
+  return `${networkText(parsed.bytes, prefix)}/${prefix}`;
+}
+
+function kernelRoute(family: 4 | 6, dst: string, dev: string, a: Address): Route {
+  return family === 4
+    ? {
+        family: 4,
+        dst,
+        dev,
+        prefsrc: a.address,
+        scope: SCOPE_LINK,
+        metric: a.metric ?? 0,
+        onlink: false,
+        mtu: 0,
+        protocol: "kernel",
+        type: "unicast",
+      }
+    : {
+        family: 6,
+        dst,
+        dev,
+        scope: 0,
+        metric: a.metric || KERNEL_V6_METRIC,
+        onlink: false,
+        mtu: 0,
+        protocol: "kernel",
+        type: "unicast",
+      };
+}
+
+/** The destinations the kernel routes for one address (before de-duplication). */
+function destinations(a: Address): string[] {
+  if (a.noprefixroute && a.family === 4) return [];
+  if (a.family === 4) {
+    if (a.secondary) return [];
+    if (!a.peer && a.prefix >= 32) return [];
+    const dst = network(a.peer ?? a.address, a.prefix);
+    return dst ? [dst] : [];
+  }
+  const out: string[] = [];
+  if (!a.noprefixroute) out.push(network(a.address, a.prefix) ?? "");
+  if (a.peer) out.push(network(a.peer, 128) ?? "");
+  return out.filter(Boolean);
+}
 
 export function impliedKernelRoutes(links: readonly Link[]): Route[] {
   const out = new Map<string, Route>();
   for (const link of links) {
     if (link.name === "lo" || !link.flags.includes("UP")) continue;
     for (const a of link.addresses) {
-      if (a.noprefixroute) continue;
-      if (a.prefix >= (a.family === 4 ? 32 : 128)) continue;
-      const parsed = parseIp(a.address);
-      if (typeof parsed === "string") continue;
-      const dst = `${networkText(parsed.bytes, a.prefix)}/${a.prefix}`;
-      const route: Route =
-        a.family === 4
-          ? {
-              family: 4,
-              dst,
-              dev: link.name,
-              prefsrc: a.address,
-              scope: SCOPE_LINK,
-              metric: 0,
-              onlink: false,
-              mtu: 0,
-              protocol: "kernel",
-              type: "unicast",
-            }
-          : {
-              family: 6,
-              dst,
-              dev: link.name,
-              scope: 0,
-              metric: 256,
-              onlink: false,
-              mtu: 0,
-              protocol: "kernel",
-              type: "unicast",
-            };
-      // IPv4: one route per subnet per link, from its first (primary) address.
-      const key = `${routeKey(route)} ${link.name}`;
-      if (!out.has(key)) out.set(key, route);
+      for (const dst of destinations(a)) {
+        const route = kernelRoute(a.family, dst, link.name, a);
+        // IPv4: one route per network per link, from its first (primary)
+        // address, whatever the metric. IPv6: one per network, link and metric.
+        const key = `${a.family} ${dst} ${link.name}${a.family === 6 ? ` ${route.metric}` : ""}`;
+        if (!out.has(key)) out.set(key, route);
+      }
     }
   }
   return [...out.values()];

@@ -41,6 +41,12 @@ export interface Address {
   scope: string;
   /** Added with `noprefixroute`: the kernel made no prefix route for it. */
   noprefixroute?: boolean;
+  /** The other end of a point-to-point address (`peer P/prefix`); `prefix` is the peer's. */
+  peer?: string;
+  /** An IPv4 address in the subnet of an earlier one on its link: no route of its own. */
+  secondary?: boolean;
+  /** `metric N` on the address: the metric of its prefix route. */
+  metric?: number;
 }
 
 export interface Link {

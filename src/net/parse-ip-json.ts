@@ -66,6 +66,10 @@ export function parseLinks(doc: unknown): Link[] {
         prefix: a.prefixlen,
         scope: str(a.scope) ?? "global",
         ...(a.noprefixroute === true ? { noprefixroute: true } : {}),
+        // IFA_ADDRESS differs from IFA_LOCAL only on a point-to-point address.
+        ...(typeof a.address === "string" && a.address !== local ? { peer: a.address } : {}),
+        ...(a.secondary === true ? { secondary: true } : {}),
+        ...(typeof a.metric === "number" ? { metric: a.metric } : {}),
       });
     }
     const linkinfo = l.linkinfo as Json | undefined;

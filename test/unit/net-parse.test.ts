@@ -43,10 +43,10 @@ describe("parseLinks (addr-show.out)", () => {
     expect(links[4]?.flags).toEqual(["BROADCAST", "MULTICAST", "NOARP", "UP", "LOWER_UP"]);
   });
 
-  it("gives every address its family, prefix, scope and noprefixroute", () => {
+  it("gives every address its family, prefix, scope, noprefixroute and secondary flag", () => {
     expect(links.find((l) => l.name === "eth0")?.addresses).toEqual([
       { family: 4, address: "10.248.246.146", prefix: 28, scope: "global" },
-      { family: 4, address: "10.248.246.150", prefix: 28, scope: "global" },
+      { family: 4, address: "10.248.246.150", prefix: 28, scope: "global", secondary: true },
       { family: 6, address: "2001:db8::146", prefix: 64, scope: "global" },
       { family: 6, address: "fe80::aa:bbff:fecc:dd01", prefix: 64, scope: "link" },
     ]);

@@ -283,17 +283,48 @@ describe("impliedKernelRoutes", () => {
     ]);
   });
 
-  it("skips lo, links that are down, /32 and /128, and noprefixroute addresses", () => {
+  it("skips lo, links that are down, IPv4 /32 without a peer, and noprefixroute addresses", () => {
     const lo = link(1, "lo", { addresses: [a(4, "127.0.0.1/8")] });
     const down = link(3, "eth1", { flags: DOWN, addresses: [a(4, "10.1.0.2/24")] });
     const l = link(2, "eth0", {
       addresses: [
         a(4, "172.16.0.1/32"),
-        a(6, "2001:db8::1/128"),
         { ...a(4, "192.168.9.9/24"), noprefixroute: true },
+        { ...a(6, "2001:db8:9::9/64"), noprefixroute: true },
       ],
     });
     expect(impliedKernelRoutes([lo, down, l])).toEqual([]);
+  });
+
+  it("makes an IPv6 /128 its own route (the Calico shape), and a peer its /128", () => {
+    const l = link(2, "eth0", {
+      addresses: [a(6, "fd00:10:65::11/128"), { ...a(6, "fd00:1::1/64"), peer: "fd00:4::" }],
+    });
+    expect(impliedKernelRoutes([l])).toEqual([
+      kv6("fd00:10:65::11/128", "eth0"),
+      kv6("fd00:1::/64", "eth0"),
+      kv6("fd00:4::/128", "eth0"),
+    ]);
+  });
+
+  it("routes an IPv4 peer's network from the local address, skips secondaries, honours metrics", () => {
+    const l = link(2, "eth0", {
+      addresses: [
+        { ...a(4, "10.0.0.1/32"), peer: "10.0.0.2" },
+        { ...a(4, "10.3.0.1/24"), peer: "10.9.0.5" },
+        { ...a(4, "10.5.0.1/24"), metric: 50 },
+        { ...a(4, "10.5.0.2/24"), secondary: true },
+        { ...a(6, "fd00:2::1/64"), metric: 77 },
+        a(6, "fd00:2::2/64"),
+      ],
+    });
+    expect(impliedKernelRoutes([l])).toEqual([
+      kv4("10.0.0.2/32", "eth0", "10.0.0.1"),
+      kv4("10.9.0.0/24", "eth0", "10.3.0.1"),
+      { ...kv4("10.5.0.0/24", "eth0", "10.5.0.1"), metric: 50 },
+      { ...kv6("fd00:2::/64", "eth0"), metric: 77 },
+      kv6("fd00:2::/64", "eth0"),
+    ]);
   });
 
   it("keeps the same subnet on two links as two routes", () => {

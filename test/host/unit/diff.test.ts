@@ -64,6 +64,35 @@ describe("compareNetworks", () => {
     expect(renderComparison(c)).toMatch(/verdict: EQUAL \(1 interface, 3 routes\)\n$/);
   });
 
+  it("equal for the Calico dual-stack shape: the guest's kernel route for a /128 is not a difference", () => {
+    const v6 = IPFamily.v6;
+    const calico = iface({
+      IPAddresses: [
+        { address: "10.65.0.11", mask: "32" },
+        { family: v6, address: "fd00:10:65::11", mask: "128" },
+        { family: v6, address: LL, mask: "64" },
+      ],
+    });
+    const pod = [
+      route({ dest: "169.254.1.1/32", scope: 253 }),
+      route({ gateway: "169.254.1.1" }),
+      route({ family: v6, gateway: "fe80::ecee:eeff:feee:eeee" }),
+    ];
+    const guest = [
+      route({ dest: "169.254.1.1/32", scope: 253 }),
+      route({ dest: "0.0.0.0/0", gateway: "169.254.1.1" }),
+      route({ family: v6, dest: "::/0", gateway: "fe80::ecee:eeff:feee:eeee" }),
+      route({ family: v6, dest: "fd00:10:65::11/128" }),
+      route({ family: v6, dest: "fe80::/64" }),
+    ];
+    const c = compareNetworks(
+      { interfaces: [calico], routes: pod },
+      { interfaces: [create(InterfaceSchema, { ...calico, rawFlags: 0x1 })], routes: guest },
+    );
+    expect(renderComparison(c)).not.toContain("fd00:10:65::11/128 dev eth0");
+    expect(c.equal).toBe(true);
+  });
+
   it("marks a pod-only route <, a guest-only route >, a changed route ~", () => {
     const c = compareNetworks(
       {
