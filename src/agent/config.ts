@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { type Address, DEFAULT_ADDRESS, parseAddress } from "../transport/address";
 import { lastCmdlineParam, parseKernelCmdline } from "./kernel-cmdline";
 import { LEVELS, type Level } from "./log";
+import { parseCidList } from "./vsock-peers";
 
 export interface AgentConfig {
   listen: Address;
@@ -18,6 +19,8 @@ export interface AgentConfig {
   shutdownGraceMs: number;
   /** A stand-in for iproute2's `ip` (tests only; init never passes it); unset = `ip` from PATH. */
   ipBin?: string;
+  /** vsock peers served (by CID); unset = any, as Kata's agent. */
+  vsockAllowCids?: ReadonlySet<number>;
   /** Milliseconds a peer may stall (half a frame, answers unread); unset = the server's default. */
   stallTimeoutMs?: number;
 }
@@ -33,7 +36,8 @@ export class ConfigError extends Error {
 }
 
 export const USAGE = `usage: netagent [--listen ADDR] [--log-level LEVEL] [--max-connections N]
-                [--stall-timeout-ms MS] [--ip-bin PATH]
+                [--stall-timeout-ms MS] [--vsock-allow-cid CID[,CID...]]
+                [--ip-bin PATH]
 
 Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
 
@@ -43,6 +47,9 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
   --max-connections N   connections served at once (default 64)
   --stall-timeout-ms MS close a peer that leaves a frame half-sent or its answers
                         unread this long (default 30000)
+  --vsock-allow-cid CIDS
+                        serve only vsock peers with these CIDs (repeatable or
+                        comma list; e.g. 2, the host); default any, as Kata
   --ip-bin PATH         run this executable instead of iproute2's ip (tests; no
                         environment variable does this)
   --version, --help
@@ -67,6 +74,11 @@ interface Raw {
   ipBin?: string;
 }
 
+/** Flags that may be given more than once (their values are collected). */
+interface Lists {
+  vsockAllowCid: string[];
+}
+
 /**
  * Reads `agent.*` options out of a kernel command line, split by the
  * kernel's own rules (kernel-cmdline.ts): a quoted `x="a agent.log=debug"`
@@ -85,6 +97,7 @@ export function parseCmdline(cmdline: string): Raw {
 /** Resolves flags over the command line; throws ConfigError naming the bad value. */
 export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
   const fromFlags: Raw = {};
+  const lists: Lists = { vsockAllowCid: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === "--help" || arg === "-h") return { kind: "help" };
@@ -100,10 +113,14 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
         "--ip-bin": "ipBin",
       } as const
     )[name];
-    if (key === undefined) throw new ConfigError(`unknown argument ${JSON.stringify(arg)}`);
+    const list = ({ "--vsock-allow-cid": "vsockAllowCid" } as const)[name];
+    if (key === undefined && list === undefined) {
+      throw new ConfigError(`unknown argument ${JSON.stringify(arg)}`);
+    }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined) throw new ConfigError(`${name} needs a value`);
-    fromFlags[key] = value;
+    if (list !== undefined) lists[list].push(value);
+    else if (key !== undefined) fromFlags[key] = value;
   }
   const raw = { ...parseCmdline(cmdline), ...fromFlags };
 
@@ -144,6 +161,17 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       `--ip-bin: invalid value ${JSON.stringify(fromFlags.ipBin)} (expected an absolute path)`,
     );
   }
+  let vsockAllowCids: Set<number> | undefined;
+  if (lists.vsockAllowCid.length > 0) {
+    if (listen.kind !== "vsock") {
+      throw new ConfigError(`--vsock-allow-cid: only for a vsock:// address, not ${listenText}`);
+    }
+    try {
+      vsockAllowCids = parseCidList(lists.vsockAllowCid);
+    } catch (err) {
+      throw new ConfigError(`--vsock-allow-cid: ${(err as Error).message}`);
+    }
+  }
   return {
     kind: "run",
     config: {
@@ -154,6 +182,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       shutdownGraceMs: 5000,
       ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
       ...(fromFlags.ipBin === undefined ? {} : { ipBin: fromFlags.ipBin }),
+      ...(vsockAllowCids === undefined ? {} : { vsockAllowCids }),
     },
   };
 }

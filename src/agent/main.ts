@@ -12,7 +12,7 @@ import type { Address } from "../transport/address";
 import type { Acceptor, Listener } from "../transport/channel";
 import { findVirtioPort, listenSerial } from "../transport/serial";
 import { listenFd, listenUnix } from "../transport/socket-listener";
-import { vsockListenFd } from "../transport/vsock";
+import { vsockListenFd, vsockPeerCid } from "../transport/vsock";
 import { errorText } from "../ttrpc/run-call";
 import { ServiceRegistry } from "../ttrpc/service";
 import { ConfigError, parseArgs, USAGE } from "./config";
@@ -23,6 +23,7 @@ import { createNetworkService } from "./network-service";
 import { SerialQueue } from "./serial-queue";
 import { AgentServer } from "./server";
 import { AGENT_VERSION } from "./version";
+import { guardVsockPeers } from "./vsock-peers";
 
 /** How long UpdateInterface waits for a hot-plugged link when the call has no deadline. */
 const HOTPLUG_TIMEOUT_MS = 3000;
@@ -46,7 +47,7 @@ async function listen(address: Address, text: string, accept: Acceptor): Promise
     case "unix":
       return listenUnix(address.path, accept);
     case "vsock":
-      return listenFd(vsockListenFd(address.port, address.cid), accept, text);
+      return listenFd(vsockListenFd(address.port, address.cid), accept, text, vsockPeerCid);
     case "serial":
       return listenSerial(address.path, accept);
     case "serial-name":
@@ -114,7 +115,12 @@ async function main(argv: string[]): Promise<number> {
     stallTimeoutMs: config.stallTimeoutMs,
   });
   try {
-    server.addListener(await listen(config.listen, config.listenText, server.accept));
+    // vsock peers are logged by CID, and refused when --vsock-allow-cid leaves them out.
+    const accept =
+      config.listen.kind === "vsock"
+        ? guardVsockPeers(server.accept, config.vsockAllowCids, log)
+        : server.accept;
+    server.addListener(await listen(config.listen, config.listenText, accept));
   } catch (err) {
     log.error("cannot listen", { address: config.listenText, error: (err as Error).message });
     process.stderr.write(
@@ -122,7 +128,12 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  log.info("listening", { address: config.listenText, version: AGENT_VERSION, pid: process.pid });
+  log.info("listening", {
+    address: config.listenText,
+    version: AGENT_VERSION,
+    pid: process.pid,
+    ...(config.vsockAllowCids ? { vsockAllowCids: [...config.vsockAllowCids] } : {}),
+  });
 
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -12,6 +12,8 @@ export interface ByteChannel {
   close(): void;
   /** A name for logs, e.g. the socket path or device. */
   readonly peer: string;
+  /** The peer's vsock CID, on vsock connections where getpeername told it. */
+  readonly peerCid?: number;
   /** Bytes written but not yet taken by the peer, where the transport knows it. */
   readonly bufferedBytes?: number;
 }

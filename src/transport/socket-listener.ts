@@ -11,7 +11,12 @@ import { publishUnixSocket, stageUnixSocket } from "./unix-socket-path";
 const REFUSED_LINGER_MS = 1000;
 
 /** Attaches a connected socket to the acceptor. */
-export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): void {
+export function adoptSocket(
+  socket: Socket,
+  accept: Acceptor,
+  peer: string,
+  peerCid?: number,
+): void {
   let open = true;
   // Answers finished in the same turn of the event loop leave together
   // (cork until the turn ends): one system call for many concurrent calls.
@@ -22,6 +27,7 @@ export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): voi
   };
   const channel = {
     peer,
+    ...(peerCid === undefined ? {} : { peerCid }),
     write(bytes: Uint8Array) {
       if (!open || socket.destroyed) return;
       if (!corked) {
@@ -60,9 +66,24 @@ export function adoptSocket(socket: Socket, accept: Acceptor, peer: string): voi
   });
 }
 
-function serve(server: Server, accept: Acceptor, address: string): Listener {
+/** The fd under a Bun socket (Bun keeps it as `_handle.fd`), if any. */
+function socketFd(socket: Socket): number | undefined {
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  return typeof fd === "number" && fd >= 0 ? fd : undefined;
+}
+
+function serve(
+  server: Server,
+  accept: Acceptor,
+  address: string,
+  peerCidOf?: (fd: number) => number | undefined,
+): Listener {
   let n = 0;
-  server.on("connection", (socket) => adoptSocket(socket, accept, `${address}#${++n}`));
+  server.on("connection", (socket) => {
+    const fd = peerCidOf && socketFd(socket);
+    const cid = fd === undefined ? undefined : peerCidOf?.(fd);
+    adoptSocket(socket, accept, `${address}#${++n}`, cid);
+  });
   return {
     address,
     // server.close()'s callback waits until every connection has ended, and a
@@ -103,8 +124,16 @@ export async function listenUnix(path: string, accept: Acceptor): Promise<Listen
   return serve(server, accept, `unix://${path}`);
 }
 
-/** Serves connections accepted on an already listening socket fd (vsock). */
-export async function listenFd(fd: number, accept: Acceptor, address: string): Promise<Listener> {
+/**
+ * Serves connections accepted on an already listening socket fd (vsock).
+ * `peerCidOf`, given a connection's fd, names its peer's CID for the channel.
+ */
+export async function listenFd(
+  fd: number,
+  accept: Acceptor,
+  address: string,
+  peerCidOf?: (fd: number) => number | undefined,
+): Promise<Listener> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -113,5 +142,5 @@ export async function listenFd(fd: number, accept: Acceptor, address: string): P
       resolve();
     });
   });
-  return serve(server, accept, address);
+  return serve(server, accept, address, peerCidOf);
 }

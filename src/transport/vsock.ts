@@ -31,6 +31,7 @@ function openLibc() {
     bind: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
     listen: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     connect: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+    getpeername: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
     close: { args: [FFIType.i32], returns: FFIType.i32 },
     __errno_location: { args: [], returns: FFIType.ptr },
   }).symbols;
@@ -78,6 +79,20 @@ export function vsockListenFd(port: number, cid = VMADDR_CID_ANY, backlog = 128)
     throw errnoError("listen", e);
   }
   return fd;
+}
+
+/**
+ * The CID of the peer of a connected AF_VSOCK socket `fd` (getpeername(2)),
+ * or undefined when the fd is not a connected vsock socket.
+ */
+export function vsockPeerCid(fd: number): number | undefined {
+  libc ??= openLibc();
+  const addr = new Uint8Array(SOCKADDR_VM_SIZE);
+  const len = new Uint32Array([SOCKADDR_VM_SIZE]);
+  if (libc.getpeername(fd, ptr(addr), ptr(len)) < 0) return undefined;
+  const view = new DataView(addr.buffer);
+  if ((len[0] ?? 0) < 12 || view.getUint16(0, true) !== AF_VSOCK) return undefined;
+  return view.getUint32(8, true);
 }
 
 /** Connects an AF_VSOCK stream socket to `cid:port` (blocking) and returns its fd. */

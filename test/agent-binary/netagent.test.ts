@@ -277,6 +277,24 @@ describe("dist/netagent on vsock", () => {
     const fd = vsockListenFd(port);
     closeSync(fd);
   });
+
+  it("takes --vsock-allow-cid and says which peers it serves", async () => {
+    let agent: Child | undefined;
+    for (let attempt = 0; attempt < 5 && agent === undefined; attempt++) {
+      const port = 20_000 + Math.floor(Math.random() * 40_000);
+      const child = startRaw([
+        "--listen",
+        `vsock://-1:${port}`,
+        "--vsock-allow-cid",
+        "2",
+        "--vsock-allow-cid=3",
+      ]);
+      if ((await waitListening(child)) === "listening") agent = child;
+    }
+    if (agent === undefined) throw new Error("no free vsock port found");
+    expect(agent.stderr).toContain('"vsockAllowCids":[2,3]');
+    expect(await agent.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+  });
 });
 
 describe("dist/netagent and SIGTERM", () => {
