@@ -31,6 +31,8 @@ import { imageBootJson, initramfsBootJson, renderBootJson } from "./boot-json";
 import { BOOT_MODULES } from "./boot-manifest";
 import { type CpioRecord, encodeCpio, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG } from "./cpio";
 import { BOOT_INITRD, ROOT_IMAGE, writeImageMode } from "./image-mode";
+import { IPTABLES_MODULES, type IptablesInputs } from "./iptables";
+import { probeIptables } from "./iptables-probe";
 import { findKernelPayload, isElf64, supportsPvh } from "./kernel";
 import { parseLdd } from "./ldd";
 import { AGENT_PATH, buildManifest, type Entry, renderManifest } from "./manifest";
@@ -43,8 +45,17 @@ export const GUEST_MODULES = [
   "virtio_console",
   "vsock",
   "vmw_vsock_virtio_transport",
+  ...IPTABLES_MODULES,
 ];
-const PACKAGES = ["busybox-static", "iproute2", "linux-image-amd64", "zstd", "lz4", "erofs-utils"];
+const PACKAGES = [
+  "busybox-static",
+  "iproute2",
+  "linux-image-amd64",
+  "zstd",
+  "lz4",
+  "erofs-utils",
+  "iptables",
+];
 const MODES = ["image", "initramfs"] as const;
 
 /**
@@ -208,11 +219,17 @@ async function main(argv: string[]): Promise<void> {
   const bootModules = resolveModules(BOOT_MODULES, modulesDep, builtin);
   const busybox = which("busybox");
   const ip = realpath(which("ip"));
-  const libraries = [agent, ip].flatMap((exe) => parseLdd(run("ldd", [exe])).paths);
+  const iptables: IptablesInputs = probeIptables();
+  const extensionFiles = iptables.extensions.flatMap((e) => ("source" in e ? [e.source] : []));
+  const libraries = [agent, ip, iptables.multi, ...extensionFiles].flatMap(
+    (exe) => parseLdd(run("ldd", [exe])).paths,
+  );
   const applets = run(busybox, ["--list-full"]).split("\n").filter(Boolean);
   const hostFiles = [
     busybox,
     ip,
+    iptables.multi,
+    ...extensionFiles,
     ...libraries,
     ...[...modules.load, ...bootModules.load].map((m) => `${modulesDir}/${m}`),
   ];
@@ -230,6 +247,7 @@ async function main(argv: string[]): Promise<void> {
     modulesDir,
     packageOf: (p) => packages.get(p),
     hostname: "netagent-guest",
+    iptables,
   });
 
   mkdirSync(out, { recursive: true });

@@ -4,6 +4,7 @@
  * host (ldd, modules.dep, busybox --list-full, dpkg -S) and passes the
  * answers in, so the whole layout is testable without root or a kernel.
  */
+import { type IptablesInputs, iptablesEntries } from "./iptables";
 
 export type Entry =
   | { kind: "dir"; path: string; mode: number }
@@ -34,6 +35,8 @@ export interface ImageInputs {
   /** Debian package of a host path, when dpkg knows it. */
   packageOf: (hostPath: string) => string | undefined;
   hostname: string;
+  /** The packet-filter tools (rootfs/iptables.ts); without it the image has none. */
+  iptables?: IptablesInputs;
 }
 
 export const AGENT_PATH = "/usr/bin/netagent";
@@ -114,6 +117,8 @@ export function buildManifest(inputs: ImageInputs): Entry[] {
     if (!lib.startsWith("/")) throw new Error(`image: library path ${lib} is not absolute`);
     add({ kind: "file", path: lib, mode: 0o755, source: lib, origin: origin(lib, "host") });
   }
+
+  if (inputs.iptables) for (const e of iptablesEntries(inputs.iptables, origin)) add(e);
 
   const modulesRoot = `/lib/modules/${inputs.kernelRelease}`;
   for (const module of inputs.modules) {

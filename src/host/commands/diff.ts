@@ -2,6 +2,13 @@
 import { AgentService } from "../../gen/agent_pb";
 import { compareNetworks, renderComparison } from "../diff";
 import {
+  compareRules,
+  type RulesComparison,
+  readGuestRules,
+  readPodRules,
+} from "../iptables-mirror";
+import { addRulesSection, withRules } from "../iptables-report";
+import {
   type Command,
   describeError,
   ExitError,
@@ -36,27 +43,33 @@ export const diff: Command = {
     const flags = parseFlags(args, { "--netns": "value", "--cni-result": "value" });
     const source = podSource(flags);
     let comparison: ReturnType<typeof compareNetworks>;
+    let rules: RulesComparison | undefined;
     try {
       const pod = await source.read();
+      const podRules = source.netns === undefined ? undefined : await readPodRules(source.netns);
       const guest = await withClient(ctx, async (c) => {
         const call = { timeoutMs: ctx.timeoutMs };
         const interfaces = await c.unary(AgentService.method.listInterfaces, {}, call);
         const routes = await c.unary(AgentService.method.listRoutes, {}, call);
-        return { interfaces: interfaces.Interfaces, routes: routes.Routes };
+        const guestRules = podRules && (await readGuestRules(c, call));
+        return { interfaces: interfaces.Interfaces, routes: routes.Routes, rules: guestRules };
       });
       comparison = compareNetworks(pod, guest);
+      if (podRules !== undefined) {
+        rules = compareRules(podRules, guest.rules);
+        comparison = withRules(comparison, rules);
+      }
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new ExitError(describeError(err), 3, { cause: err });
     }
-    ctx.write(
-      ctx.json
-        ? `${JSON.stringify(comparison)}\n`
-        : renderComparison(comparison, {
-            pod: `POD (${source.label})`,
-            guest: `GUEST (${ctx.addr})`,
-          }),
-    );
+    const text = ctx.json
+      ? `${JSON.stringify({ ...comparison, iptables: rules })}\n`
+      : renderComparison(comparison, {
+          pod: `POD (${source.label})`,
+          guest: `GUEST (${ctx.addr})`,
+        });
+    ctx.write(rules === undefined || ctx.json ? text : addRulesSection(text, rules));
     return comparison.equal ? 0 : 1;
   },
 };

@@ -2,6 +2,7 @@
 import type { Command } from "./common";
 import { diff } from "./diff";
 import { call, check, version } from "./health";
+import { iptables } from "./iptables";
 import { listInterfaces, listRoutes } from "./list";
 import { sync } from "./sync";
 import { addNeighbors, updateInterface, updateRoutes } from "./update";
@@ -19,6 +20,7 @@ export const COMMANDS: readonly Command[] = [
   updateRoutes,
   updateInterface,
   addNeighbors,
+  iptables,
 ];
 
 export function findCommand(name: string): Command | undefined {

@@ -15,6 +15,8 @@ export const POD_SOURCE_HELP = `Pod (exactly one):
 export interface PodSource {
   /** For messages: "netns pod1" or "CNI result r.json". */
   label: string;
+  /** The resolved namespace, when the pod is one (its packet filter can be read). */
+  netns?: string;
   read(): Promise<SyncRequests>;
 }
 
@@ -28,7 +30,7 @@ export function podSource(flags: Record<string, string | true>): PodSource {
   if (typeof netns === "string") {
     const resolved = resolveNetns(netns);
     if (typeof resolved !== "string") throw new UsageError(`--netns: ${resolved.reason}`);
-    return { label: `netns ${netns}`, read: () => readPodRequests(resolved) };
+    return { label: `netns ${netns}`, netns: resolved, read: () => readPodRequests(resolved) };
   }
   const path = file as string;
   let requests: SyncRequests;

@@ -2,6 +2,8 @@
 import { toJson } from "@bufbuild/protobuf";
 import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
 import { syncAgent } from "../drive-agent";
+import { mirrorRules, readPodRules } from "../iptables-mirror";
+import { mirrorLines } from "../iptables-report";
 import { KATA_RETRY } from "../retry";
 import type { SyncRequests } from "../sync";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
@@ -63,18 +65,24 @@ export const sync: Command = {
     const source = podSource(flags);
     ctx.progress.update(`reading ${source.label}`);
     const requests = await source.read();
+    const podRules = source.netns === undefined ? undefined : await readPodRules(source.netns);
     if (flags["--dry-run"]) {
       ctx.progress.clear();
       ctx.write(`${JSON.stringify(requestsJson(requests), null, ctx.json ? 0 : 2)}\n`);
       return 0;
     }
-    const report = await withClient(ctx, (client) =>
-      syncAgent(client, requests, {
+    const [report, rules] = await withClient(ctx, async (client) => {
+      const synced = await syncAgent(client, requests, {
         timeoutMs: ctx.timeoutMs,
         progress: ctx.progress,
         retry: { ...KATA_RETRY, attempts },
-      }),
-    );
+      });
+      if (podRules === undefined) return [synced, { skipped: "not read (no pod netns)" }] as const;
+      ctx.progress.update("SetIPTables");
+      return [synced, await mirrorRules(client, podRules, { timeoutMs: ctx.timeoutMs })] as const;
+    });
+    ctx.progress.clear();
+    const rulesLost = "unimplemented" in rules && rules.unimplemented && podRules !== undefined;
     if (ctx.json) {
       ctx.write(
         `${JSON.stringify({
@@ -87,9 +95,10 @@ export const sync: Command = {
           guestRoutes: report.routes.map((r) => toJson(RouteSchema, r)),
           neighbors: report.neighbors,
           skipped: requests.skipped,
+          iptables: rules,
         })}\n`,
       );
-      return 0;
+      return rulesLost ? 1 : 0;
     }
     const lines = [`synced ${source.label} into ${ctx.addr}`];
     for (const i of report.interfaces) {
@@ -105,7 +114,8 @@ export const sync: Command = {
     lines.push(
       `  neighbours: ${n.sent === 0 ? "none to copy" : `${n.sent} sent${n.unimplemented ? " (agent: UNIMPLEMENTED, ignored)" : ""}`}`,
     );
+    lines.push(...mirrorLines(rules));
     ctx.write(`${lines.join("\n")}\n`);
-    return 0;
+    return rulesLost ? 1 : 0;
   },
 };
