@@ -100,7 +100,7 @@ export function createIptablesService(
             cause: err,
           });
         }
-      });
+      }, ctx.signal);
     },
   };
 }

@@ -4,6 +4,9 @@
  * the limit). Protocol-level ones live with the protocol and are
  * re-exported here.
  */
+
+// GetIPTables / SetIPTables: rules text in and out, and each iptables tool's deadline.
+export { DEFAULT_TIMEOUT_MS as IPTABLES_TIMEOUT_MS, MAX_RULES_BYTES } from "../net/iptables-runner";
 export { MAX_CALLS_PER_CONNECTION, MAX_DATA_LENGTH, MAX_REPEATED_ENTRIES } from "../ttrpc/limits";
 export { QUOTE_PREFIX } from "../ttrpc/quote";
 export { MAX_STATUS_MESSAGE_BYTES } from "../ttrpc/status";
