@@ -5,16 +5,16 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { type AgentService, InterfacesSchema, RoutesSchema } from "../gen/agent_pb";
-import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import type { IpRunner } from "../net/ip-runner";
 import { impliedKernelRoutes } from "../net/kernel-routes";
-import { describeRoute, type Link, type NetState, type Route } from "../net/model";
-import { planLink } from "../net/plan-link";
+import type { NetState } from "../net/model";
 import { planNeighborRestore, renderNeighborReplace } from "../net/plan-neighbors";
 import { planRoutes } from "../net/plan-routes";
-import { batchLine, renderRouteOps } from "../net/render-batch";
 import { ipv6Disabled } from "../net/sysctl";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { CallContext, ServiceImpl } from "../ttrpc/service";
+import { applyLink } from "./apply-link";
+import { applyRoutePlan } from "./apply-routes";
 import type { Logger } from "./log";
 import { linkToProto, routeToProto } from "./proto-map";
 import { SerialQueue } from "./serial-queue";
@@ -25,11 +25,21 @@ export interface NetworkServiceOptions {
   log: Logger;
   /** How long UpdateInterface waits for a missing link when the call has no deadline. */
   hotplugTimeoutMs: number;
+  /** The longest UpdateInterface waits for a missing link, whatever the deadline ({@link HOTPLUG_MAX_WAIT_MS}). */
+  hotplugMaxWaitMs?: number;
   /** Poll interval while waiting for a link. */
   pollMs?: number;
   /** The write queue, when other services' changes must be serialised with these. */
   queue?: SerialQueue;
 }
+
+/**
+ * The cap on the hot-plug wait. The Kata runtime gives every network call a
+ * 60 s deadline and retries UpdateInterface on "Link not found" (20 times,
+ * growing delays), and the Kata agent itself waits 3 s (agent.hotplug_timeout):
+ * a longer wait gains nothing, and the wait holds a connection's call slot.
+ */
+export const HOTPLUG_MAX_WAIT_MS = 60_000;
 
 export function createNetworkService(
   options: NetworkServiceOptions,
@@ -48,21 +58,29 @@ export function createNetworkService(
     }
   }
 
-  /** Waits until a link with `mac` exists, until shortly before the call's deadline. */
-  async function waitForLink(
-    mac: string,
-    ctx: CallContext,
-  ): Promise<{ state: NetState; link: Link }> {
+  /** When to stop waiting for a hot-plugged link: shortly before the deadline, within the cap. */
+  function hotplugGiveUp(ctx: CallContext): number {
     const start = performance.now();
-    const deadline = ctx.deadline ?? start + options.hotplugTimeoutMs;
+    const cap = start + (options.hotplugMaxWaitMs ?? HOTPLUG_MAX_WAIT_MS);
+    const deadline = Math.min(ctx.deadline ?? start + options.hotplugTimeoutMs, cap);
     // Answer "Link not found" before the deadline so the runtime sees that
     // text (and retries), not DEADLINE_EXCEEDED.
-    const giveUp = deadline - Math.min(500, (deadline - start) / 5);
+    return ctx.deadline !== undefined && ctx.deadline <= cap
+      ? deadline - Math.min(500, (deadline - start) / 5)
+      : deadline;
+  }
+
+  /**
+   * Waits until a link with `mac` exists, until `giveUp`. Runs outside the
+   * write queue (reads only): a NIC that is slow to appear holds up no
+   * other network change.
+   */
+  async function waitForLink(mac: string, ctx: CallContext, giveUp: number): Promise<void> {
+    log.debug("waiting for a hot-plugged link", { hwAddr: mac });
     for (;;) {
       const readStart = performance.now();
-      const state = await ip.readState();
-      const link = state.links.find((l) => l.mac === mac);
-      if (link) return { state, link };
+      const state = await ip.readState({ signal: ctx.signal });
+      if (state.links.some((l) => l.mac === mac)) return;
       // Another poll must fit before giving up, reads as slow as this one.
       const nextDone = performance.now() + pollMs + (performance.now() - readStart);
       if (nextDone > giveUp || ctx.signal.aborted) {
@@ -87,28 +105,20 @@ export function createNetworkService(
         log.warn("IPv6 is disabled in the guest: IPv6 addresses skipped", { hwAddr: spec.mac });
         spec.addresses = spec.addresses.filter((a) => a.family === 4);
       }
-      return queue.run(async () => {
-        const { state, link } = await waitForLink(spec.mac, ctx);
-        const lines = planLink(state.links, link, { ...spec, up: true, exactAddresses: false });
-        try {
-          await ip.batch(lines);
-        } catch (err) {
-          await restore(`link ${link.name}`, await planLinkRestore(state, link));
-          throw err instanceof IpBatchError
-            ? new TtrpcError(`interface ${spec.mac}: ${err.message}`, err.code)
-            : err;
-        }
-        const after = await ip.readState();
-        const now = after.links.find((l) => l.index === link.index);
-        if (!now)
-          throw new TtrpcError(`Link not found (hwAddr ${spec.mac}): it vanished`, Code.NOT_FOUND);
-        log.info("interface updated", {
-          hwAddr: spec.mac,
-          name: now.name,
-          operations: lines.length,
-        });
-        return linkToProto(now, spec.devicePath);
-      }, ctx.signal);
+      const giveUp = hotplugGiveUp(ctx);
+      for (;;) {
+        // The link is looked for inside the queue (one read when it is
+        // there); when it is not, the wait happens outside, then again.
+        const done = await queue.run(async () => {
+          const state = await ip.readState({ signal: ctx.signal });
+          const link = state.links.find((l) => l.mac === spec.mac);
+          if (!link) return undefined;
+          const now = await applyLink(ip, log, spec, state, link, ctx.signal);
+          return linkToProto(now, spec.devicePath);
+        }, ctx.signal);
+        if (done) return done;
+        await waitForLink(spec.mac, ctx, giveUp);
+      }
     },
 
     async updateRoutes(request, ctx) {
@@ -116,45 +126,28 @@ export function createNetworkService(
         throw new TtrpcError("routes: missing", Code.INVALID_ARGUMENT);
       const desired = validateRoutes(request.routes.Routes);
       return queue.run(async () => {
-        const state = await ip.readState();
+        const state = await ip.readState({ signal: ctx.signal });
         requireDevices(
           state,
           desired.map((r, i) => [`routes[${i}].device`, r.dev]),
         );
         const ops = planRoutes(state.routes, desired, { kernel: impliedKernelRoutes(state.links) });
-        const lines = renderRouteOps(ops);
-        try {
-          await ip.batch(lines);
-        } catch (err) {
-          const now = await ip.readRoutes();
-          await restore(
-            "routes",
-            renderRouteOps(planRoutes(now, managed(state.routes), { exact: true })),
-          );
-          if (err instanceof IpBatchError && err.lineIndex !== undefined && ops[err.lineIndex]) {
-            const op = ops[err.lineIndex] as (typeof ops)[number];
-            const verb = op.op === "delete" ? "removing route" : "route";
-            throw new TtrpcError(`${verb} ${describeRoute(op.route)}: ${err.ipMessage}`, err.code, {
-              cause: err,
-            });
-          }
-          throw err;
-        }
+        await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
         // Nothing applied: the table just read is the result; a second read
         // would double the cost of the common periodic no-change sync.
-        const routes = lines.length === 0 ? state.routes : await ip.readRoutes();
+        const routes = ops.length === 0 ? state.routes : await ip.readRoutes();
         log.info("routes updated", { requested: desired.length, operations: ops.length });
         return create(RoutesSchema, { Routes: routes.map(routeToProto) });
       }, ctx.signal);
     },
 
-    async listInterfaces() {
-      const state = await ip.readState();
+    async listInterfaces(_request, ctx) {
+      const state = await ip.readState({ signal: ctx.signal });
       return create(InterfacesSchema, { Interfaces: state.links.map((l) => linkToProto(l)) });
     },
 
-    async listRoutes() {
-      const routes = await ip.readRoutes();
+    async listRoutes(_request, ctx) {
+      const routes = await ip.readRoutes({ signal: ctx.signal });
       return create(RoutesSchema, { Routes: routes.map(routeToProto) });
     },
 
@@ -164,14 +157,14 @@ export function createNetworkService(
       const { specs, skipped } = validateNeighbors(request.neighbors.ARPNeighbors);
       if (skipped.length) log.info("multicast neighbours skipped", { skipped });
       return queue.run(async () => {
-        const state = await ip.readState();
+        const state = await ip.readState({ signal: ctx.signal });
         requireDevices(
           state,
           specs.map((n, i) => [`neighbors[${i}].device`, n.dev]),
         );
         const lines = specs.map(renderNeighborReplace);
         try {
-          await ip.batch(lines);
+          await ip.batch(lines, { signal: ctx.signal });
         } catch (err) {
           await restore("neighbours", planNeighborRestore(state.neighbors, specs));
           throw err;
@@ -180,59 +173,4 @@ export function createNetworkService(
       }, ctx.signal);
     },
   };
-
-  async function planLinkRestore(before: NetState, link: Link): Promise<string[]> {
-    const now = await ip.readState();
-    const lines: string[] = [];
-    const current = now.links.find((l) => l.index === link.index);
-    let others = now.links;
-    if (current) {
-      lines.push(
-        ...planLink(now.links, current, {
-          name: link.name,
-          mtu: link.mtu,
-          noarp: link.flags.includes("NOARP"),
-          addresses: link.addresses,
-          up: link.flags.includes("UP"),
-          exactAddresses: true,
-        }),
-      );
-      // Those lines swap names with whichever link holds our old name: the
-      // others are judged by the names they will have then, not now.
-      if (current.name !== link.name) {
-        others = now.links.map((l) =>
-          l.name === link.name && l.index !== link.index ? { ...l, name: current.name } : l,
-        );
-      }
-    }
-    return lines.concat(restoreOtherLinks(before.links, others, link.index));
-  }
-}
-
-function managed(routes: readonly Route[]): Route[] {
-  return routes.filter((r) => r.dev !== "lo");
-}
-
-/** Puts back the names and up state of links a half-done swap left renamed or down. */
-function restoreOtherLinks(
-  before: readonly Link[],
-  now: readonly Link[],
-  skipIndex: number,
-): string[] {
-  const lines: string[] = [];
-  for (const old of before) {
-    if (old.index === skipIndex) continue;
-    const cur = now.find((l) => l.index === old.index);
-    if (!cur) continue;
-    const wasUp = old.flags.includes("UP");
-    if (cur.name !== old.name) {
-      lines.push(batchLine(["link", "set", "dev", cur.name, "down"]));
-      lines.push(batchLine(["link", "set", "dev", cur.name, "name", old.name]));
-      if (wasUp) lines.push(batchLine(["link", "set", "dev", old.name, "up"]));
-    } else if (wasUp && !cur.flags.includes("UP")) {
-      // The swap takes the holder down before renaming it.
-      lines.push(batchLine(["link", "set", "dev", old.name, "up"]));
-    }
-  }
-  return lines;
 }

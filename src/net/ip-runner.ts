@@ -2,7 +2,9 @@
  * IpRunner: the only place that spawns iproute2. Always without a shell:
  * reads with `ip -json -details`, writes a whole plan through one
  * `ip -batch -` process. Errors carry the failing command, iproute2's words
- * and a status code from the one table in ip-errors.ts.
+ * and a status code from the one table in ip-errors.ts. Every run is
+ * bounded in time ({@link IpLimits}) and killed when the call that asked
+ * for it is cancelled.
  */
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
@@ -25,6 +27,29 @@ interface RunResult {
   stdout: string;
   stderr: string;
   exitCode: number;
+  /** Set when ip did not run to its end: killed by the runner, or never started. */
+  killed?: TtrpcError;
+}
+
+/**
+ * How long one `ip` may run before it is killed (SIGKILL): `timeoutMs`, plus
+ * `perLineMs` for each line it is fed. A wedged iproute2 (an rtnl lock that
+ * never comes free) would otherwise hold the write queue for ever. 60 s
+ * covers any read: a 100,000-route table reads in under 1 s on the dev
+ * machine and a TCG guest is ~20x slower. 1 ms a line is ~20x what a batch
+ * takes there (100,000 routes in 4.5 s), so the largest request a frame can
+ * carry still finishes on a slow guest.
+ */
+export interface IpLimits {
+  timeoutMs: number;
+  perLineMs: number;
+}
+
+export const DEFAULT_IP_LIMITS: Readonly<IpLimits> = { timeoutMs: 60_000, perLineMs: 1 };
+
+/** The call's signal: when it aborts, the running ip is killed and the run fails with its reason. */
+export interface IpRunOptions {
+  signal?: AbortSignal;
 }
 
 export class IpRunner {
@@ -40,9 +65,19 @@ export class IpRunner {
   constructor(
     readonly binary = "ip",
     readonly netns?: string,
+    readonly limits: Readonly<IpLimits> = DEFAULT_IP_LIMITS,
   ) {}
 
-  private async run(args: string[], stdin?: string): Promise<RunResult> {
+  /** How long a run fed `lines` lines may take before it is killed. */
+  timeoutFor(lines: number): number {
+    return this.limits.timeoutMs + this.limits.perLineMs * lines;
+  }
+
+  private async run(args: string[], stdin?: string, opts: IpRunOptions = {}): Promise<RunResult> {
+    const { signal } = opts;
+    if (signal?.aborted) {
+      return { stdout: "", stderr: "", exitCode: -1, killed: cancelled(signal, "not started") };
+    }
     let proc: ReturnType<typeof Bun.spawn>;
     try {
       const argv =
@@ -62,21 +97,47 @@ export class IpRunner {
         cause: err,
       });
     }
-    const [stdout, stderr, exitCode] = await Promise.all([
-      new Response(proc.stdout as ReadableStream).text(),
-      new Response(proc.stderr as ReadableStream).text(),
-      proc.exited,
-    ]);
-    // A process killed by a signal leaves no words of its own: say so.
-    const died =
-      proc.signalCode && !stderr.trim()
-        ? `ip was killed by ${proc.signalCode} before it finished`
-        : "";
-    return { stdout, stderr: stderr || died, exitCode };
+    const ms = this.timeoutFor(stdin === undefined ? 0 : countLines(stdin));
+    let killed: TtrpcError | undefined;
+    // SIGKILL by PID: ip has no clean-up worth waiting for, and whoever
+    // asked reads the table again (and restores it) once ip is gone.
+    const kill = (why: TtrpcError) => {
+      killed ??= why;
+      proc.kill("SIGKILL");
+    };
+    const timer = setTimeout(() => {
+      kill(new TtrpcError(`killed (SIGKILL) after ${ms} ms without finishing`, Code.UNAVAILABLE));
+    }, ms);
+    const onAbort = () => kill(cancelled(signal as AbortSignal, "killed (SIGKILL)"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const stdout = new Response(proc.stdout as ReadableStream).text();
+    const stderr = new Response(proc.stderr as ReadableStream).text();
+    try {
+      // Reaped: `exited` settles once the child is gone, not merely signalled.
+      const exitCode = await proc.exited;
+      if (killed) {
+        // A wrapper's child may still hold the pipes: a killed run's output
+        // is not worth waiting for.
+        stdout.catch(() => {});
+        stderr.catch(() => {});
+        return { stdout: "", stderr: "", exitCode, killed };
+      }
+      const [out, err] = await Promise.all([stdout, stderr]);
+      // A process killed by a signal leaves no words of its own: say so.
+      const died =
+        proc.signalCode && !err.trim()
+          ? `ip was killed by ${proc.signalCode} before it finished`
+          : "";
+      return { stdout: out, stderr: err || died, exitCode };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
   }
 
-  private async readJson(args: string[], stdin?: string): Promise<unknown[]> {
-    const r = await this.run(["-json", "-details", ...args], stdin);
+  private async readJson(args: string[], stdin?: string, opts?: IpRunOptions): Promise<unknown[]> {
+    const r = await this.run(["-json", "-details", ...args], stdin, opts);
+    if (r.killed) throw new TtrpcError(`ip ${args.join(" ")}: ${r.killed.message}`, r.killed.code);
     if (r.exitCode !== 0) {
       const msg = ipErrorText(r.stderr);
       throw new TtrpcError(`ip ${args.join(" ")}: ${msg}`, classifyIpError(r.stderr));
@@ -95,10 +156,11 @@ export class IpRunner {
    * one process. (`route show table all` is the one listing that gives both
    * families; a table filter would make it IPv4 only.)
    */
-  async readState(): Promise<NetState> {
+  async readState(opts?: IpRunOptions): Promise<NetState> {
     const docs = await this.readJson(
       ["-batch", "-"],
       "addr show\nroute show table all\nneigh show\n",
+      opts,
     );
     return {
       links: parseLinks(docs[0]),
@@ -108,20 +170,26 @@ export class IpRunner {
   }
 
   /** Main-table routes of both families: one process. */
-  async readRoutes(): Promise<Route[]> {
-    const [doc] = await this.readJson(["route", "show", "table", "all"]);
+  async readRoutes(opts?: IpRunOptions): Promise<Route[]> {
+    const [doc] = await this.readJson(["route", "show", "table", "all"], undefined, opts);
     return parseRoutes(doc);
   }
 
   /**
    * Runs `lines` through one `ip -batch -`, stopping at the first failure.
    * `force` carries on past failures (used for best-effort restores).
-   * Throws IpBatchError naming the failed line.
+   * Throws IpBatchError naming the failed line; one without a line when ip
+   * was killed (timeout: UNAVAILABLE; the signal: the abort reason's code),
+   * after which any prefix of the lines may have been applied.
    */
-  async batch(lines: readonly string[], options: { force?: boolean } = {}): Promise<void> {
+  async batch(
+    lines: readonly string[],
+    options: { force?: boolean } & IpRunOptions = {},
+  ): Promise<void> {
     if (lines.length === 0) return;
     const args = options.force ? ["-force", "-batch", "-"] : ["-batch", "-"];
-    const r = await this.run(args, `${lines.join("\n")}\n`);
+    const r = await this.run(args, `${lines.join("\n")}\n`, options);
+    if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
     if (r.exitCode === 0) return;
     const index = failedBatchLine(r.stderr);
     // With -force several lines may fail: the code is the first failure's,
@@ -134,4 +202,16 @@ export class IpRunner {
       classifyIpError(first),
     );
   }
+}
+
+/** The status a cancelled call's ip fails with: the abort reason's code and words. */
+function cancelled(signal: AbortSignal, what: string): TtrpcError {
+  const reason = TtrpcError.from(signal.reason);
+  return new TtrpcError(`${what}: call cancelled (${reason.message})`, reason.code);
+}
+
+function countLines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
 }

@@ -27,7 +27,8 @@
 import { type Route, routeIdentity, routeKey } from "./model";
 
 export type RouteOp =
-  | { op: "replace"; route: Route }
+  /** `overwrites`: the current route the kernel will overwrite (same key), if any. */
+  | { op: "replace"; route: Route; overwrites?: Route }
   | { op: "append"; route: Route }
   | { op: "delete"; route: Route; reason: "superseded" | "stale" };
 
@@ -112,12 +113,13 @@ export function planRoutes(
       op = { op: "append", route };
     } else {
       const victim = firstWithKey(sameKey, route);
-      if (victim) {
-        overwritten.add(victim);
-        if (route.gateway && !victim.gateway) ops = overwritingLinkRoutes;
-      }
       held.add(key);
       op = { op: "replace", route };
+      if (victim) {
+        overwritten.add(victim);
+        op = { ...op, overwrites: victim };
+        if (route.gateway && !victim.gateway) ops = overwritingLinkRoutes;
+      }
     }
     ops.push(op);
   }
@@ -147,4 +149,28 @@ function firstWithKey(same: readonly Route[], route: Route): Route | undefined {
     if (like) return like;
   }
   return same[0];
+}
+
+/**
+ * The table after the first `count` operations of `ops` (planned against
+ * `current`) went through: what a batch that stopped there left behind, by
+ * the planner's own account. Used to plan a restore when the table cannot
+ * be read.
+ */
+export function routesAfter(
+  current: readonly Route[],
+  ops: readonly RouteOp[],
+  count: number,
+): Route[] {
+  const gone = new Set<Route>();
+  const added: Route[] = [];
+  for (const op of ops.slice(0, count)) {
+    if (op.op === "delete") {
+      gone.add(op.route);
+      continue;
+    }
+    if (op.op === "replace" && op.overwrites) gone.add(op.overwrites);
+    added.push(op.route);
+  }
+  return [...current.filter((r) => !gone.has(r)), ...added];
 }

@@ -3,12 +3,20 @@
  * carry the failed line, iproute2's words and the table's code; reads take
  * one process each. No root, no netns.
  */
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { IpBatchError, IpRunner } from "../../src/net/ip-runner";
+import { DEFAULT_IP_LIMITS, IpBatchError, IpRunner } from "../../src/net/ip-runner";
 import {
   parseLinks,
   parseNeighbors,
@@ -168,5 +176,85 @@ describe("IpRunner reads", () => {
     const err = (await rejection(new IpRunner(ip.bin).readRoutes())) as TtrpcError;
     expect(err.code).toBe(Code.INTERNAL);
     expect(err.message).toMatch(/route show table all: unreadable output$/);
+  });
+});
+
+/** An ip that writes its PID to `pid` and then never finishes (a wedged iproute2). */
+function wedgedIp() {
+  const dir = mkdtempSync(join(tmpdir(), "netagent-wedged-ip-"));
+  dirs.push(dir);
+  const bin = join(dir, "ip");
+  const pidFile = join(dir, "pid");
+  writeFileSync(bin, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 600\n`);
+  chmodSync(bin, 0o755);
+  return {
+    bin,
+    pid: () => Number(readFileSync(pidFile, "utf8")),
+    started: () => existsSync(pidFile),
+  };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("IpRunner: a wedged ip", () => {
+  it("is killed (SIGKILL, reaped) when its run outlasts the timeout, and says so", async () => {
+    const ip = wedgedIp();
+    const runner = new IpRunner(ip.bin, undefined, { timeoutMs: 300, perLineMs: 0 });
+    const t0 = performance.now();
+    const err = (await rejection(runner.batch([LINES[0] as string]))) as TtrpcError;
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(err).toBeInstanceOf(IpBatchError);
+    expect(err.code).toBe(Code.UNAVAILABLE);
+    expect(err.message).toMatch(/killed \(SIGKILL\) after 300 ms without finishing/);
+    // Reaped: no zombie left, the PID is gone.
+    expect(alive(ip.pid())).toBe(false);
+  });
+
+  it("a read is bounded the same way", async () => {
+    const ip = wedgedIp();
+    const runner = new IpRunner(ip.bin, undefined, { timeoutMs: 300, perLineMs: 0 });
+    const err = (await rejection(runner.readRoutes())) as TtrpcError;
+    expect(err.code).toBe(Code.UNAVAILABLE);
+    expect(err.message).toMatch(/^ip route show table all: killed \(SIGKILL\) after 300 ms/);
+    expect(alive(ip.pid())).toBe(false);
+  });
+
+  it("the timeout grows with the batch: base + perLine × lines", () => {
+    const runner = new IpRunner("ip", undefined, { timeoutMs: 1000, perLineMs: 2 });
+    expect(runner.timeoutFor(0)).toBe(1000);
+    expect(runner.timeoutFor(60_000)).toBe(121_000);
+    expect(DEFAULT_IP_LIMITS).toEqual({ timeoutMs: 60_000, perLineMs: 1 });
+  });
+
+  it("is killed when the call's signal aborts; the error carries the abort's code", async () => {
+    const ip = wedgedIp();
+    const runner = new IpRunner(ip.bin);
+    const controller = new AbortController();
+    const run = rejection(runner.batch([LINES[0] as string], { signal: controller.signal }));
+    while (!ip.started()) await new Promise((r) => setTimeout(r, 10));
+    controller.abort(new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED));
+    const err = (await run) as TtrpcError;
+    expect(err).toBeInstanceOf(IpBatchError);
+    expect(err.code).toBe(Code.DEADLINE_EXCEEDED);
+    expect(err.message).toMatch(/killed \(SIGKILL\): call cancelled \(deadline exceeded\)/);
+    expect(alive(ip.pid())).toBe(false);
+  });
+
+  it("spawns nothing when the signal has already aborted", async () => {
+    const ip = fakeIp();
+    const controller = new AbortController();
+    controller.abort(new TtrpcError("agent shutting down", Code.UNAVAILABLE));
+    const err = (await rejection(
+      new IpRunner(ip.bin).batch([LINES[0] as string], { signal: controller.signal }),
+    )) as TtrpcError;
+    expect(err.code).toBe(Code.UNAVAILABLE);
+    expect(ip.calls()).toEqual([]);
   });
 });

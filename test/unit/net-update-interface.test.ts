@@ -8,7 +8,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/agent/log";
-import { createNetworkService } from "../../src/agent/network-service";
+import { createNetworkService, HOTPLUG_MAX_WAIT_MS } from "../../src/agent/network-service";
 import { UpdateInterfaceRequestSchema } from "../../src/gen/agent_pb";
 import type { InterfaceSchema } from "../../src/gen/types_pb";
 import { networkText, parseIp } from "../../src/net/ip";
@@ -250,6 +250,35 @@ describe("UpdateInterface over a link model", () => {
     expect((err as TtrpcError).code).toBe(Code.NOT_FOUND);
     expect((err as TtrpcError).message).toBe("Link not found (hwAddr 02:00:00:00:00:77)");
     expect(ip.batches).toEqual([]);
+  });
+
+  it("gives up on an absent MAC at the hot-plug cap, even with a one-hour deadline", async () => {
+    const ip = new LinkIp(guest());
+    const svc = createNetworkService({
+      ip: ip as unknown as IpRunner,
+      log: createLogger("error", () => {}),
+      hotplugTimeoutMs: 200,
+      hotplugMaxWaitMs: 300,
+      pollMs: 10,
+    });
+    const hour: CallContext = { ...ctx, deadline: performance.now() + 3_600_000 };
+    const t0 = performance.now();
+    const err = await Promise.resolve(
+      svc.updateInterface?.(
+        create(UpdateInterfaceRequestSchema, {
+          interface: { ...REQUEST, hwAddr: "02:00:00:00:00:78" },
+        }),
+        hour,
+      ),
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as TtrpcError).message).toBe("Link not found (hwAddr 02:00:00:00:00:78)");
+    // Well before the hour, not before the cap.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(performance.now() - t0).toBeLessThan(30_000);
+    expect(HOTPLUG_MAX_WAIT_MS).toBe(60_000);
   });
 
   it("re-addresses a subnet that has secondaries (deleting them after the primary was 'not found')", async () => {

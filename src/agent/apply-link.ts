@@ -1,0 +1,138 @@
+/**
+ * Applies one UpdateInterface to a link all or nothing: one `ip -batch`
+ * (rename with a swap, MTU, NOARP, addresses, up); on any failure, a killed
+ * ip or a cancelled call, the link and any link the swap touched are put
+ * back as read before, then the error goes out.
+ */
+import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import type { Link, NetState } from "../net/model";
+import { planLink } from "../net/plan-link";
+import { batchLine } from "../net/render-batch";
+import { Code, TtrpcError } from "../ttrpc/codes";
+import type { Logger } from "./log";
+import type { InterfaceSpec } from "./validate";
+
+/** How often the restore tries to read the state before giving up on it. */
+const RESTORE_READS = 3;
+
+/**
+ * Reconciles `link` (found in `state`) to `spec` and returns it read back.
+ * Throws the failed line's error (prefixed with the MAC) after restoring;
+ * NOT_FOUND when the link vanished meanwhile.
+ */
+export async function applyLink(
+  ip: IpRunner,
+  log: Logger,
+  spec: InterfaceSpec,
+  state: NetState,
+  link: Link,
+  signal: AbortSignal,
+): Promise<Link> {
+  const lines = planLink(state.links, link, { ...spec, up: true, exactAddresses: false });
+  try {
+    await ip.batch(lines, { signal });
+  } catch (err) {
+    const problem = await restoreLink(ip, log, state, link);
+    const tail = problem === undefined ? "" : ` (restore incomplete: ${problem})`;
+    if (err instanceof IpBatchError) {
+      throw new TtrpcError(`interface ${spec.mac}: ${err.message}${tail}`, err.code, {
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  const after = await ip.readState();
+  const now = after.links.find((l) => l.index === link.index);
+  if (!now) {
+    throw new TtrpcError(`Link not found (hwAddr ${spec.mac}): it vanished`, Code.NOT_FOUND);
+  }
+  log.info("interface updated", { hwAddr: spec.mac, name: now.name, operations: lines.length });
+  return now;
+}
+
+/** Puts `link` (and the others) back as in `before`. Never throws: returns what went wrong. */
+async function restoreLink(
+  ip: IpRunner,
+  log: Logger,
+  before: NetState,
+  link: Link,
+): Promise<string | undefined> {
+  const what = `link ${link.name}`;
+  let lines: string[];
+  try {
+    lines = planLinkRestore(before, link, await readWithRetries(ip));
+    await ip.batch(lines, { force: true });
+  } catch (err) {
+    const problem = (err as Error).message;
+    log.error("restore incomplete", { what, error: problem });
+    return problem;
+  }
+  log.info("restored state after a failed change", { what, operations: lines.length });
+  return undefined;
+}
+
+/**
+ * A link's state cannot be reconstructed from the plan alone (a name swap
+ * undone blindly could rename the wrong link), so the restore needs a read:
+ * a failed read (a netlink dump interrupted by a change) is tried again.
+ */
+async function readWithRetries(ip: IpRunner): Promise<NetState> {
+  for (let i = 1; ; i++) {
+    try {
+      return await ip.readState();
+    } catch (err) {
+      if (i >= RESTORE_READS) throw err;
+      await new Promise((r) => setTimeout(r, 50 * i));
+    }
+  }
+}
+
+function planLinkRestore(before: NetState, link: Link, now: NetState): string[] {
+  const lines: string[] = [];
+  const current = now.links.find((l) => l.index === link.index);
+  let others = now.links;
+  if (current) {
+    lines.push(
+      ...planLink(now.links, current, {
+        name: link.name,
+        mtu: link.mtu,
+        noarp: link.flags.includes("NOARP"),
+        addresses: link.addresses,
+        up: link.flags.includes("UP"),
+        exactAddresses: true,
+      }),
+    );
+    // Those lines swap names with whichever link holds our old name: the
+    // others are judged by the names they will have then, not now.
+    if (current.name !== link.name) {
+      others = now.links.map((l) =>
+        l.name === link.name && l.index !== link.index ? { ...l, name: current.name } : l,
+      );
+    }
+  }
+  return lines.concat(restoreOtherLinks(before.links, others, link.index));
+}
+
+/** Puts back the names and up state of links a half-done swap left renamed or down. */
+function restoreOtherLinks(
+  before: readonly Link[],
+  now: readonly Link[],
+  skipIndex: number,
+): string[] {
+  const lines: string[] = [];
+  for (const old of before) {
+    if (old.index === skipIndex) continue;
+    const cur = now.find((l) => l.index === old.index);
+    if (!cur) continue;
+    const wasUp = old.flags.includes("UP");
+    if (cur.name !== old.name) {
+      lines.push(batchLine(["link", "set", "dev", cur.name, "down"]));
+      lines.push(batchLine(["link", "set", "dev", cur.name, "name", old.name]));
+      if (wasUp) lines.push(batchLine(["link", "set", "dev", old.name, "up"]));
+    } else if (wasUp && !cur.flags.includes("UP")) {
+      // The swap takes the holder down before renaming it.
+      lines.push(batchLine(["link", "set", "dev", old.name, "up"]));
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,117 @@
+/**
+ * Applies a route plan all or nothing. One `ip -batch` for the plan; on any
+ * failure, a killed ip or a cancelled call, the table is put back to the
+ * snapshot before the error goes out, so the caller's failure always means
+ * "nothing changed". The one failure that is not one: a stale route the
+ * kernel removed by itself meanwhile (its link went down, its gateway's
+ * address went away) is already where the plan wanted it.
+ */
+import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import { describeRoute, type Route } from "../net/model";
+import { planRoutes, type RouteOp, routesAfter } from "../net/plan-routes";
+import { renderRouteOps } from "../net/render-batch";
+import { TtrpcError } from "../ttrpc/codes";
+import type { Logger } from "./log";
+
+/**
+ * Runs `ops` (planned against `before`, the table as read) with `signal` as
+ * the call's: an abort kills the batch. On failure restores `before` and
+ * throws a TtrpcError naming the route that failed and iproute2's words, or
+ * the abort's reason; a restore that could not finish is logged and named.
+ */
+export async function applyRoutePlan(
+  ip: IpRunner,
+  log: Logger,
+  before: readonly Route[],
+  ops: readonly RouteOp[],
+  signal: AbortSignal,
+): Promise<void> {
+  const lines = renderRouteOps(ops);
+  let start = 0;
+  for (;;) {
+    try {
+      await ip.batch(start === 0 ? lines : lines.slice(start), { signal });
+      return;
+    } catch (err) {
+      const at =
+        err instanceof IpBatchError && err.lineIndex !== undefined
+          ? start + err.lineIndex
+          : undefined;
+      const op = at === undefined ? undefined : ops[at];
+      if (op && isAlreadyGone(op, err) && !signal.aborted) {
+        // ESRCH on `route del`: the kernel got there first. Carry on after it.
+        log.info("stale route already gone", { route: describeRoute(op.route) });
+        start = (at as number) + 1;
+        continue;
+      }
+      // Without a line, ip was killed: any prefix may have gone through.
+      const problem = await rollback(ip, log, before, ops, at ?? ops.length);
+      throw explain(err, op, problem);
+    }
+  }
+}
+
+function isAlreadyGone(op: RouteOp, err: unknown): boolean {
+  return (
+    op.op === "delete" &&
+    op.reason === "stale" &&
+    err instanceof IpBatchError &&
+    /No such process/.test(err.ipMessage)
+  );
+}
+
+/**
+ * Puts `before` back. The table is read to plan the restore; when that read
+ * fails, the plan's own account of what `applied` operations did stands in
+ * for it. Never throws: returns what went wrong, or undefined.
+ */
+async function rollback(
+  ip: IpRunner,
+  log: Logger,
+  before: readonly Route[],
+  ops: readonly RouteOp[],
+  applied: number,
+): Promise<string | undefined> {
+  let now: Route[];
+  try {
+    now = await ip.readRoutes();
+  } catch (err) {
+    log.warn("cannot read the routes to restore them: undoing the plan's operations instead", {
+      error: (err as Error).message,
+      applied,
+    });
+    now = routesAfter(before, ops, applied);
+  }
+  let lines: string[];
+  try {
+    lines = renderRouteOps(planRoutes(now, managed(before), { exact: true }));
+    await ip.batch(lines, { force: true });
+  } catch (err) {
+    const problem = (err as Error).message;
+    log.error("restore incomplete", { what: "routes", error: problem });
+    return problem;
+  }
+  log.info("restored state after a failed change", { what: "routes", operations: lines.length });
+  return undefined;
+}
+
+function managed(routes: readonly Route[]): Route[] {
+  return routes.filter((r) => r.dev !== "lo");
+}
+
+/** The caller's error: the failed route and ip's words; a cancelled call's reason. */
+function explain(err: unknown, op: RouteOp | undefined, problem: string | undefined): TtrpcError {
+  const tail = problem === undefined ? "" : ` (restore incomplete: ${problem})`;
+  if (err instanceof IpBatchError && op) {
+    const verb = op.op === "delete" ? "removing route" : "route";
+    return new TtrpcError(`${verb} ${describeRoute(op.route)}: ${err.ipMessage}${tail}`, err.code, {
+      cause: err,
+    });
+  }
+  const e = TtrpcError.from(err);
+  if (err instanceof IpBatchError) {
+    const what = problem === undefined ? "routes not changed" : "routes";
+    return new TtrpcError(`${what}: ${err.ipMessage}${tail}`, e.code, { cause: err });
+  }
+  return tail ? new TtrpcError(`${e.message}${tail}`, e.code, { cause: err }) : e;
+}

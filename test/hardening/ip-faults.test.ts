@@ -1,0 +1,195 @@
+/**
+ * The network calls when iproute2 or the kernel misbehave, against
+ * dist/netagent in a fresh netns, results read with an independent `ip`:
+ * the read that plans a restore failing, a wedged ip and a call cancelled
+ * while its batch runs, a stale route the kernel removed meanwhile, and a
+ * hot-plug wait beside other network changes.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
+import type { Route } from "../../src/gen/types_pb";
+import { AgentClient } from "../../src/host/client";
+import { Code, TtrpcError } from "../../src/ttrpc/codes";
+import { Netns } from "../helpers/netns";
+import { tempDir } from "../helpers/tmp";
+import { waitFor } from "../helpers/wait";
+import { startHardenedAgent } from "./agent";
+import { faultyIp } from "./faulty-ip";
+
+type RouteInit = Partial<Omit<Route, "$typeName">>;
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+/** A netns with eth0 (10.1.1.2/24) and eth1 (192.0.2.2/24), an agent using a faulty ip, a client. */
+async function setup() {
+  const dir = tempDir("netagent-ipfault-");
+  cleanup.push(() => dir.remove());
+  const ip = faultyIp(dir);
+  const ns = await Netns.create("nt-ipf");
+  cleanup.push(() => ns.remove());
+  await ns.veth("eth0", "peer0", { mac: "02:00:00:00:0e:01" });
+  await ns.veth("eth1", "peer1", { mac: "02:00:00:00:0e:02" });
+  await ns.ip("addr", "add", "10.1.1.2/24", "dev", "eth0");
+  await ns.ip("addr", "add", "192.0.2.2/24", "dev", "eth1");
+  const agent = await startHardenedAgent({
+    netns: ns,
+    args: ["--log-level", "debug"],
+    env: { NETAGENT_IP_BIN: ip.bin },
+  });
+  cleanup.push(() => agent.stop());
+  const client = await AgentClient.connect(`unix://${agent.socket}`);
+  cleanup.push(() => client.close());
+  const update = (routes: RouteInit[], timeoutMs = 60_000) => {
+    const req: MessageInitShape<typeof UpdateRoutesRequestSchema> = { routes: { Routes: routes } };
+    return client.unary(AgentService.method.updateRoutes, req, { timeoutMs });
+  };
+  return { ns, ip, agent, client, update };
+}
+
+async function refusal(p: Promise<unknown>): Promise<TtrpcError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, "expected the call to fail").toBeInstanceOf(TtrpcError);
+  return err as TtrpcError;
+}
+
+/** n host routes via 10.1.1.1 on eth0. */
+const hostRoutes = (n: number, base = 100): RouteInit[] =>
+  Array.from({ length: n }, (_, i) => ({
+    dest: `10.${base}.${i >> 8}.${i & 255}/32`,
+    gateway: "10.1.1.1",
+    device: "eth0",
+  }));
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("the read that plans a restore fails", () => {
+  it("UpdateRoutes: the table is still restored, the answer names the route that failed", async () => {
+    const { ns, ip, agent, update } = await setup();
+    await update(hostRoutes(20, 50));
+    const before = await ns.routeDump();
+    const routes = hostRoutes(40);
+    routes[30] = { dest: "203.0.113.0/24", gateway: "172.31.9.9", device: "eth0" };
+    ip.failReadsAfterFailedWrite(5);
+    const err = await refusal(update(routes));
+    expect(ip.failedReads()).toBeGreaterThan(0);
+    expect(err.code).toBe(Code.INVALID_ARGUMENT);
+    expect(err.message).toMatch(/^route 203\.0\.113\.0\/24 via 172\.31\.9\.9 dev eth0: /);
+    expect(await ns.routeDump()).toBe(before);
+    expect(agent.child.stderr).toMatch(/cannot read the routes to restore them/);
+    expect(agent.child.stderr).toMatch(/restored state after a failed change/);
+  }, 60_000);
+
+  it("UpdateInterface: a failed read is tried again and the link restored", async () => {
+    const { ns, ip, agent, client } = await setup();
+    const link = async () => {
+      const [l] = await ns.json<{ ifname: string; mtu: number; addr_info: { local: string }[] }[]>(
+        "addr",
+        "show",
+        "dev",
+        (await ns.json<{ ifname: string; address: string }[]>("link")).find(
+          (x) => x.address === "02:00:00:00:0e:01",
+        )?.ifname as string,
+      );
+      return { name: l?.ifname, mtu: l?.mtu, addresses: l?.addr_info.map((a) => a.local).sort() };
+    };
+    const before = await link();
+    // rename, MTU, address changes: ip dies on line 3, and the first read after fails.
+    ip.dieOnLine(3);
+    ip.failReadsAfterFailedWrite(1);
+    const err = await refusal(
+      client.unary(AgentService.method.updateInterface, {
+        interface: {
+          hwAddr: "02:00:00:00:0e:01",
+          name: "eth7",
+          mtu: 1400n,
+          IPAddresses: [{ address: "10.9.9.2", mask: "24" }],
+        },
+      }),
+    );
+    expect(ip.failedReads()).toBe(1);
+    expect(err.message).toMatch(/^interface 02:00:00:00:0e:01: .*killed by SIGKILL/);
+    expect(await link()).toEqual(before);
+    expect(agent.child.stderr).toMatch(/restored state after a failed change/);
+  }, 60_000);
+});
+
+describe("a wedged ip, a cancelled call", () => {
+  it("the deadline kills the wedged batch (by PID), the half-applied table is restored, the next call runs", async () => {
+    const { ns, ip, agent, update } = await setup();
+    const before = await ns.routeDump();
+    ip.wedgeNextWrite();
+    const err = await refusal(update(hostRoutes(400), 3_000));
+    expect(err.code).toBe(Code.DEADLINE_EXCEEDED);
+    await waitFor(() => /restored state after a failed change/.test(agent.child.stderr), {
+      timeoutMs: 30_000,
+      what: "the restore",
+    });
+    const pid = ip.faultPid() as number;
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid)).toBe(false);
+    expect(await ns.routeDump()).toBe(before);
+    // The write queue is free again.
+    await update(hostRoutes(10));
+    expect(
+      (await ns.ip("route", "show")).split("\n").filter((l) => l.includes("via")),
+    ).toHaveLength(10);
+  }, 60_000);
+});
+
+describe("the kernel acting meanwhile", () => {
+  it("a stale route removed by the kernel before its delete: counts as done", async () => {
+    const { ns, ip, agent, update } = await setup();
+    await update([
+      ...hostRoutes(5),
+      { dest: "198.51.100.0/24", gateway: "192.0.2.1", device: "eth1" },
+    ]);
+    // The stale 198.51.100.0/24 goes away by itself just before the batch.
+    ip.beforeNextWrite(["route del 198.51.100.0/24 via 192.0.2.1 dev eth1"]);
+    await update(hostRoutes(3));
+    const routes = await ns.json<{ dst: string; gateway?: string; dev: string }[]>("route");
+    expect(
+      routes
+        .filter((r) => r.gateway)
+        .map((r) => `${r.dst} ${r.gateway} ${r.dev}`)
+        .sort(),
+    ).toEqual([0, 1, 2].map((i) => `10.100.0.${i} 10.1.1.1 eth0`));
+    expect(agent.child.stderr).toMatch(/stale route already gone.*198\.51\.100\.0\/24/);
+  }, 60_000);
+});
+
+describe("hot-plug", () => {
+  it("waiting for an absent MAC holds up no other network change; the link's arrival ends the wait", async () => {
+    const { ns, client, update } = await setup();
+    let settled = false;
+    const wait = client
+      .unary(
+        AgentService.method.updateInterface,
+        { interface: { hwAddr: "02:00:00:00:0e:09", name: "eth9", mtu: 1400n } },
+        { timeoutMs: 3_600_000 },
+      )
+      .finally(() => {
+        settled = true;
+      });
+    await update(hostRoutes(3));
+    expect(settled).toBe(false);
+    await ns.veth("late0", "peer9", { mac: "02:00:00:00:0e:09" });
+    const iface = await wait;
+    expect(iface.name).toBe("eth9");
+    const [l] = await ns.json<{ ifname: string; mtu: number }[]>("link", "show", "dev", "eth9");
+    expect(l?.mtu).toBe(1400);
+  }, 60_000);
+});
