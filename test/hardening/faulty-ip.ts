@@ -1,5 +1,5 @@
 /**
- * A stand-in `ip` (for NETAGENT_IP_BIN) with faults chosen by files in its
+ * A stand-in `ip` (for the agent's --ip-bin) with faults chosen by files in its
  * directory, so one agent can be driven through several of them. It runs
  * the real iproute2 in the agent's netns, so the kernel state stays real.
  * A write is a `-batch` run without `-json` or `-force` (restores, which use

@@ -38,7 +38,7 @@ async function setup() {
   const agent = await startHardenedAgent({
     netns: ns,
     args: ["--log-level", "debug"],
-    env: { NETAGENT_IP_BIN: ip.bin },
+    ipBin: ip.bin,
   });
   cleanup.push(() => agent.stop());
   const client = await AgentClient.connect(`unix://${agent.socket}`);
