@@ -1,16 +1,17 @@
 /** sync: mirror a pod's network into the guest, as the Kata runtime does. */
 import { toJson } from "@bufbuild/protobuf";
 import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
-import { syncAgent } from "../drive-agent";
-import { mirrorRules, readPodRules } from "../iptables-mirror";
 import { mirrorLines } from "../iptables-report";
 import { KATA_RETRY } from "../retry";
 import type { SyncRequests } from "../sync";
+import { readPodState, syncOnce } from "../sync-once";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";
+import { runWatch, WATCH_HELP } from "./sync-watch";
 
 const HELP = `usage: netagentctl sync (--netns NAME|PATH | --cni-result FILE) [--addr ADDR]
                         [--attempts N] [--dry-run] [--json]
+       netagentctl sync --watch --netns NAME|PATH [--debounce MS] [--addr ADDR] [--json]
 
 Reads the pod's network and drives the agent the way the Kata runtime does:
 Health.Check; one UpdateInterface per interface (retried with exponential
@@ -26,7 +27,7 @@ except proto kernel; neighbours that are permanent, or the default gateway
 while reachable, with a MAC.
 
 ${POD_SOURCE_HELP}
-Options:
+${WATCH_HELP}Options:
   --attempts N         UpdateInterface attempts per interface (default 20)
   --dry-run            print the requests (protobuf JSON) and send nothing
   --addr ADDR, --timeout S (per call), --json
@@ -54,6 +55,8 @@ export const sync: Command = {
       "--cni-result": "value",
       "--attempts": "value",
       "--dry-run": "bool",
+      "--watch": "bool",
+      "--debounce": "value",
     });
     const attempts =
       flags["--attempts"] === undefined ? KATA_RETRY.attempts : Number(flags["--attempts"]);
@@ -63,24 +66,21 @@ export const sync: Command = {
       );
     }
     const source = podSource(flags);
+    const options = { timeoutMs: ctx.timeoutMs, retry: { ...KATA_RETRY, attempts } };
+    if (flags["--watch"] || flags["--debounce"] !== undefined) {
+      return runWatch(flags, ctx, source, options);
+    }
     ctx.progress.update(`reading ${source.label}`);
-    const requests = await source.read();
-    const podRules = source.netns === undefined ? undefined : await readPodRules(source.netns);
+    const pod = await readPodState(source);
+    const { requests, rules: podRules } = pod;
     if (flags["--dry-run"]) {
       ctx.progress.clear();
       ctx.write(`${JSON.stringify(requestsJson(requests), null, ctx.json ? 0 : 2)}\n`);
       return 0;
     }
-    const [report, rules] = await withClient(ctx, async (client) => {
-      const synced = await syncAgent(client, requests, {
-        timeoutMs: ctx.timeoutMs,
-        progress: ctx.progress,
-        retry: { ...KATA_RETRY, attempts },
-      });
-      if (podRules === undefined) return [synced, { skipped: "not read (no pod netns)" }] as const;
-      ctx.progress.update("SetIPTables");
-      return [synced, await mirrorRules(client, podRules, { timeoutMs: ctx.timeoutMs })] as const;
-    });
+    const { sync: report, rules } = await withClient(ctx, (client) =>
+      syncOnce(client, pod, { ...options, progress: ctx.progress }),
+    );
     ctx.progress.clear();
     const rulesLost = "unimplemented" in rules && rules.unimplemented && podRules !== undefined;
     if (ctx.json) {

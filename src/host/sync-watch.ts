@@ -1,0 +1,256 @@
+/**
+ * `sync --watch`: one full sync, then the pod is followed with `ip monitor`
+ * and the WHOLE state is synced again after each burst of changes, by the
+ * very steps a one-shot `sync` takes (read the pod, drive the agent).
+ *
+ * - A burst is debounced; one sync at a time; changes during a sync give
+ *   one more (resync-scheduler.ts). A burst that leaves the requests as
+ *   they were sent last time (the kernel's own routes, neighbour states)
+ *   costs one read of the pod and no call.
+ * - A NIC new in the pod: the sync waits for the guest's hot-plugged twin
+ *   exactly as one-shot sync does. A NIC gone from the pod: retire-nics.ts.
+ * - The connection drops (agent restarted, VM paused): noticed at once,
+ *   reconnect with backoff, then the whole state is resent.
+ * - The namespace is deleted: a final event, then this resolves.
+ * - `signal` aborts (SIGINT/SIGTERM): the sync in flight finishes first.
+ */
+
+import { Code, codeName, TtrpcError } from "../ttrpc/codes";
+import { AgentClient } from "./client";
+import { dial } from "./dial";
+import { NetnsGoneWatcher } from "./netns-gone";
+import { PodMonitor } from "./pod-monitor";
+import {
+  RESYNC_DEFAULTS,
+  type ResyncConfig,
+  ResyncScheduler,
+  type SyncOutcome,
+} from "./resync-scheduler";
+import { departedMacs, retireNics } from "./retire-nics";
+import type { OnceReport, PodState } from "./sync-once";
+import { packetFilterSummary, type RetiredNic, type WatchEvent } from "./watch-output";
+import { diffPodState, samePodState } from "./watch-report";
+
+export interface WatchOptions {
+  /** The pod namespace, resolved (a name under /run/netns or a path). */
+  netns: string;
+  /** For messages: "netns pod1". */
+  label: string;
+  addr: string;
+  timeoutMs: number;
+  /** One-shot sync's read of the pod (sync-once.ts). */
+  read(): Promise<PodState>;
+  /** One-shot sync's drive of the agent (sync-once.ts). */
+  drive(client: AgentClient, pod: PodState): Promise<OnceReport>;
+  emit(event: WatchEvent): void;
+  resync?: ResyncConfig;
+  ipBinary?: string;
+}
+
+export interface WatchEnd {
+  reason: "netns-deleted" | "signal";
+  resyncs: number;
+}
+
+/**
+ * Errors worth retrying on their own: the agent unreachable or gone, a
+ * deadline, a NIC not (yet) in the guest, a pod read that failed. An agent
+ * refusing the pod's state (INVALID_ARGUMENT, ...) waits for the pod to change.
+ */
+export function isRetryable(err: unknown): boolean {
+  if (!(err instanceof TtrpcError)) return true;
+  return [
+    Code.UNAVAILABLE,
+    Code.DEADLINE_EXCEEDED,
+    Code.NOT_FOUND,
+    Code.CANCELLED,
+    Code.ABORTED,
+  ].includes(err.code);
+}
+
+const describe = (err: unknown) =>
+  err instanceof TtrpcError
+    ? `${codeName(err.code)}: ${err.message}`
+    : err instanceof Error
+      ? err.message
+      : String(err);
+
+/** Follows the pod until its namespace is deleted or `signal` aborts. */
+export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<WatchEnd> {
+  const config = o.resync ?? RESYNC_DEFAULTS;
+  const at = () => new Date().toISOString();
+  let client: AgentClient | undefined;
+  let lost = false; // a connection was lost since the last successful sync
+  let last: PodState | undefined;
+  let tracked = new Set<string>();
+  let seq = 0;
+  let resyncs = 0;
+  let unchanged = 0;
+  let failures = 0;
+  let trigger: Record<string, number> = {};
+  let ending: WatchEnd["reason"] | undefined;
+  let endSignal: string | undefined;
+
+  let finishResolve: (end: WatchEnd) => void = () => {};
+  const finished = new Promise<WatchEnd>((resolve) => {
+    finishResolve = resolve;
+  });
+
+  const connect = async (): Promise<AgentClient> => {
+    const socket = await dial(o.addr, o.timeoutMs);
+    const c = new AgentClient(socket);
+    socket.on("close", () => {
+      if (client !== c || ending) return;
+      // Agent restarted or the connection dropped while idle: resync now.
+      client = undefined;
+      lost = true;
+      scheduler.notify();
+    });
+    return c;
+  };
+
+  const runSync = async (): Promise<SyncOutcome> => {
+    const t0 = performance.now();
+    const cause = trigger;
+    trigger = {};
+    seq++;
+    const elapsed = () => Math.round((performance.now() - t0) * 10) / 10;
+    let pod: PodState;
+    try {
+      pod = await o.read();
+    } catch (err) {
+      if (gone.gone()) {
+        void finish("netns-deleted");
+        return "ok";
+      }
+      failures++;
+      o.emit({
+        event: "error",
+        at: at(),
+        seq,
+        ms: elapsed(),
+        message: `reading ${o.label}: ${describe(err)}`,
+        retry: true,
+      });
+      return "retry";
+    }
+    const requests = pod.requests;
+    if (last && !lost && client && samePodState(last, pod)) {
+      unchanged++;
+      seq--;
+      return "ok";
+    }
+    try {
+      const reconnected = lost;
+      if (!client || client.closed) client = await connect();
+      const retired: RetiredNic[] = await retireNics(
+        client,
+        departedMacs(tracked, requests),
+        o.timeoutMs,
+      );
+      const { sync: report, rules } = await o.drive(client, pod);
+      resyncs++;
+      o.emit({
+        event: "resync",
+        at: at(),
+        seq,
+        ms: elapsed(),
+        initial: last === undefined && !reconnected,
+        trigger: cause,
+        reconnected,
+        changes: diffPodState(last, pod),
+        retired,
+        interfaces: requests.interfaces.length,
+        routes: requests.routes.length,
+        neighbors: requests.neighbors.length,
+        waited: report.interfaces
+          .filter((i) => i.attempts > 1)
+          .map((i) => ({ name: i.name, attempts: i.attempts })),
+        guestRoutes: report.routes.length,
+        packetFilter: packetFilterSummary(rules),
+      });
+      last = pod;
+      lost = false;
+      tracked = new Set(requests.interfaces.map((i) => i.hwAddr.toLowerCase()));
+      return "ok";
+    } catch (err) {
+      failures++;
+      const retry = isRetryable(err);
+      if (retry && client) {
+        // Start from a fresh connection: the old one may be half dead.
+        const c = client;
+        client = undefined;
+        c.close();
+        lost = true;
+      }
+      o.emit({ event: "error", at: at(), seq, ms: elapsed(), message: describe(err), retry });
+      return retry ? "retry" : "failed";
+    }
+  };
+
+  const scheduler = new ResyncScheduler(runSync, config);
+  const monitor = new PodMonitor(
+    o.netns,
+    {
+      onEvent(kind) {
+        trigger[kind] = (trigger[kind] ?? 0) + 1;
+        scheduler.notify();
+      },
+      onExit(status, stderr) {
+        if (ending) return;
+        if (gone.gone()) {
+          void finish("netns-deleted");
+          return;
+        }
+        o.emit({
+          event: "warning",
+          at: at(),
+          message: `ip monitor ended (${status}): ${stderr || "no message"}; restarting it`,
+        });
+        setTimeout(() => restartMonitor(), 1000);
+      },
+    },
+    o.ipBinary,
+  );
+  const restartMonitor = () => {
+    if (ending) return;
+    monitor.start().then(
+      () => scheduler.notify(), // events may have been missed meanwhile
+      (err) => o.emit({ event: "warning", at: at(), message: `ip monitor: ${describe(err)}` }),
+    );
+  };
+  const gone = new NetnsGoneWatcher(o.netns, () => void finish("netns-deleted"));
+
+  async function finish(reason: WatchEnd["reason"], sig?: string): Promise<void> {
+    if (ending) return;
+    ending = reason;
+    endSignal = sig;
+    await scheduler.stop();
+    monitor.stop();
+    gone.close();
+    client?.close();
+    o.emit({
+      event: "end",
+      at: at(),
+      reason,
+      ...(endSignal ? { signal: endSignal } : {}),
+      resyncs,
+      unchanged,
+      failures,
+    });
+    finishResolve({ reason, resyncs });
+  }
+
+  const onAbort = () => void finish("signal", String(signal.reason ?? "abort"));
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+
+  o.emit({ event: "start", at: at(), pod: o.label, addr: o.addr, debounceMs: config.debounceMs });
+  // Listen first, then read: a change after the first read cannot be missed.
+  await monitor.start();
+  gone.start();
+  scheduler.notify();
+  const end = await finished;
+  signal.removeEventListener("abort", onAbort);
+  return end;
+}

@@ -1,0 +1,146 @@
+/**
+ * What `sync --watch` says: the pure comparison of two syncs' requests
+ * (what changed in the pod), and the events the watch emits, rendered as
+ * one text line each or one JSON object per line.
+ */
+import type { Interface, Route } from "../gen/types_pb";
+import type { SyncRequests } from "./sync";
+import type { PodState } from "./sync-once";
+
+/** What changed between two reads of the pod, as short printable items. */
+export interface RequestChanges {
+  interfacesAdded: string[];
+  interfacesRemoved: string[];
+  /** "eth0: +10.0.0.3/24 -10.0.0.2/24 mtu 1500->9000" */
+  interfacesChanged: string[];
+  routesAdded: string[];
+  routesRemoved: string[];
+  neighborsAdded: string[];
+  neighborsRemoved: string[];
+  /** The pod's packet filter changed. */
+  rules: boolean;
+  /** Something else a sync carries changed (fields this report does not itemise). */
+  other: boolean;
+}
+
+/** A stable text of anything a sync reads (protobuf messages with bigints included). */
+export function requestsKey(r: unknown): string {
+  return JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+}
+
+/** True when two reads would send exactly the same requests. */
+export function sameRequests(a: SyncRequests, b: SyncRequests): boolean {
+  return requestsKey(a) === requestsKey(b);
+}
+
+export function describeRequestRoute(r: Route): string {
+  const parts = [r.dest || `default${r.family === 1 ? " (v6)" : ""}`];
+  if (r.gateway) parts.push("via", r.gateway);
+  if (r.device) parts.push("dev", r.device);
+  if (r.source) parts.push("src", r.source);
+  if (r.scope) parts.push("scope", String(r.scope));
+  return parts.join(" ");
+}
+
+const addrs = (i: Interface) => i.IPAddresses.map((a) => `${a.address}/${a.mask}`);
+
+function interfaceChange(a: Interface, b: Interface): string | undefined {
+  const parts: string[] = [];
+  if (a.name !== b.name) parts.push(`renamed ${a.name}->${b.name}`);
+  const had = new Set(addrs(a));
+  const has = new Set(addrs(b));
+  for (const x of has) if (!had.has(x)) parts.push(`+${x}`);
+  for (const x of had) if (!has.has(x)) parts.push(`-${x}`);
+  if (a.mtu !== b.mtu) parts.push(`mtu ${a.mtu}->${b.mtu}`);
+  if (a.rawFlags !== b.rawFlags) parts.push(`raw_flags ${a.rawFlags}->${b.rawFlags}`);
+  return parts.length ? `${b.name}: ${parts.join(" ")}` : undefined;
+}
+
+function setDiff(before: string[], after: string[]): [string[], string[]] {
+  const b = new Set(before);
+  const a = new Set(after);
+  return [after.filter((x) => !b.has(x)), before.filter((x) => !a.has(x))];
+}
+
+/** Pure: what changed from `before` (undefined: nothing synced yet) to `after`. */
+export function diffRequests(
+  before: SyncRequests | undefined,
+  after: SyncRequests,
+): RequestChanges {
+  const prev = before ?? { interfaces: [], routes: [], neighbors: [], skipped: [] };
+  const byMac = new Map(prev.interfaces.map((i) => [i.hwAddr, i]));
+  const nowMacs = new Set(after.interfaces.map((i) => i.hwAddr));
+  const changed: string[] = [];
+  const added: string[] = [];
+  for (const i of after.interfaces) {
+    const old = byMac.get(i.hwAddr);
+    if (!old) added.push(`${i.name} ${i.hwAddr}`);
+    else {
+      const c = interfaceChange(old, i);
+      if (c) changed.push(c);
+    }
+  }
+  const removed = prev.interfaces
+    .filter((i) => !nowMacs.has(i.hwAddr))
+    .map((i) => `${i.name} ${i.hwAddr}`);
+  const [routesAdded, routesRemoved] = setDiff(
+    prev.routes.map(describeRequestRoute),
+    after.routes.map(describeRequestRoute),
+  );
+  const neigh = (r: SyncRequests) =>
+    r.neighbors.map((n) => `${n.toIPAddress?.address} lladdr ${n.lladdr} dev ${n.device}`);
+  const [neighborsAdded, neighborsRemoved] = setDiff(neigh(prev), neigh(after));
+  const changes: RequestChanges = {
+    interfacesAdded: added,
+    interfacesRemoved: removed,
+    interfacesChanged: changed,
+    routesAdded,
+    routesRemoved,
+    neighborsAdded,
+    neighborsRemoved,
+    rules: false,
+    other: false,
+  };
+  changes.other =
+    before !== undefined && !sameRequests(before, after) && countChanges(changes) === 0;
+  return changes;
+}
+
+/** True when two reads of the pod would make a sync send exactly the same. */
+export function samePodState(a: PodState, b: PodState): boolean {
+  return requestsKey(a) === requestsKey(b);
+}
+
+/** Pure: what changed between two reads of the pod, the packet filter included. */
+export function diffPodState(before: PodState | undefined, after: PodState): RequestChanges {
+  const changes = diffRequests(before?.requests, after.requests);
+  changes.rules = before !== undefined && requestsKey(before.rules) !== requestsKey(after.rules);
+  return changes;
+}
+
+/** The number of itemised changes. */
+export function countChanges(c: RequestChanges): number {
+  return (
+    c.interfacesAdded.length +
+    c.interfacesRemoved.length +
+    c.interfacesChanged.length +
+    c.routesAdded.length +
+    c.routesRemoved.length +
+    c.neighborsAdded.length +
+    c.neighborsRemoved.length
+  );
+}
+
+/**
+ * Text from the pod or the guest made safe for a terminal: C0/C1 control
+ * characters and DEL become \xNN (an interface name may hold an escape
+ * sequence; the kernel only refuses '/', ':' and white space).
+ */
+export function printable(text: string): string {
+  let out = "";
+  for (const ch of text) {
+    const c = ch.charCodeAt(0);
+    out += c < 0x20 || (c >= 0x7f && c <= 0x9f) ? `\\x${c.toString(16).padStart(2, "0")}` : ch;
+  }
+  return out;
+}
