@@ -3,7 +3,7 @@
 # is missing (Debian 12, as root). Sourced or run by test/run.sh and the demo.
 set -euo pipefail
 DEBIAN_PACKAGES=(
-  iproute2 util-linux golang-go golang-github-containerd-ttrpc-dev containernetworking-plugins
+  iproute2 util-linux procps golang-go golang-github-containerd-ttrpc-dev containernetworking-plugins
   qemu-system-x86 linux-image-amd64 busybox-static cpio gzip zstd lz4 iptables erofs-utils
 )
 missing=()

@@ -1,0 +1,129 @@
+/**
+ * What the `sync --watch` tests and bench share: the watcher as a child
+ * process whose `--json` lines are parsed as they come, an agent on a
+ * socket path that survives restarts, a pod NIC with its guest twin, and
+ * the CPU ticks a process (and its children) used, from /proc.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import type { WatchEvent } from "../../src/host/watch-output";
+import { answersCheck, NETAGENT } from "../helpers/agent";
+import type { Netns } from "../helpers/netns";
+import { type Child, start, waitForSocket } from "../helpers/process";
+import { waitFor } from "../helpers/wait";
+import { NETAGENTCTL } from "./helpers";
+
+/** dist/netagentctl --json sync --watch, its events parsed line by line. */
+export class Watcher {
+  readonly events: WatchEvent[] = [];
+  private seen = 0;
+
+  private constructor(readonly child: Child) {
+    let rest = "";
+    child.proc.stdout?.on("data", (s: string) => {
+      const lines = (rest + s).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) this.events.push(JSON.parse(line) as WatchEvent);
+    });
+  }
+
+  static async start(addr: string, netns: string, extra: string[] = []): Promise<Watcher> {
+    const w = new Watcher(
+      start(NETAGENTCTL, [
+        "--addr",
+        addr,
+        "--json",
+        "--timeout",
+        "10",
+        "sync",
+        "--watch",
+        "--netns",
+        netns,
+        ...extra,
+      ]),
+    );
+    await w.next((e) => e.event === "resync" || e.event === "error", 30_000);
+    return w;
+  }
+
+  /** The first event from now on (not returned before) matching `pred`. */
+  async next<E extends WatchEvent>(pred: (e: WatchEvent) => e is E, timeoutMs?: number): Promise<E>;
+  async next(pred: (e: WatchEvent) => boolean, timeoutMs?: number): Promise<WatchEvent>;
+  async next(pred: (e: WatchEvent) => boolean, timeoutMs = 20_000): Promise<WatchEvent> {
+    return waitFor(
+      () => {
+        if (!this.child.running && this.seen >= this.events.length) {
+          throw new Error(`watch exited: ${this.child.stderr}`);
+        }
+        while (this.seen < this.events.length) {
+          const e = this.events[this.seen++] as WatchEvent;
+          if (pred(e)) return e;
+        }
+        return undefined;
+      },
+      { timeoutMs, what: `a watch event (${this.child.stderr.slice(-500)})` },
+    );
+  }
+
+  /** Resync events so far. */
+  resyncs(): Extract<WatchEvent, { event: "resync" }>[] {
+    return this.events.filter((e) => e.event === "resync") as Extract<
+      WatchEvent,
+      { event: "resync" }
+    >[];
+  }
+}
+
+/** dist/netagent in `ns` listening on a fixed socket path, so it can be stopped and started again. */
+export async function agentAt(ns: Netns, socket: string): Promise<Child> {
+  const child = start("ip", [
+    "netns",
+    "exec",
+    ns.name,
+    NETAGENT,
+    "--listen",
+    `unix://${socket}`,
+    "--log-level",
+    "warn",
+  ]);
+  await waitForSocket(child, socket);
+  await waitFor(async () => !child.running || (await answersCheck(socket)), {
+    what: `${socket} answering`,
+  });
+  if (!child.running) throw new Error(`netagent exited: ${child.stderr}`);
+  return child;
+}
+
+/** A pod NIC `name` with `mac` whose peer is in `host`; up. */
+export async function addPodNic(pod: Netns, host: Netns, name: string, peer: string, mac: string) {
+  await pod.veth(name, peer, { mac, peerNs: host });
+}
+
+/** utime+stime (clock ticks) of `pid` and of all its descendants alive now. */
+export function cpuTicks(pid: number): number {
+  const stat = (p: number) => {
+    try {
+      const s = readFileSync(`/proc/${p}/stat`, "utf8");
+      const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+      return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+    } catch {
+      return undefined;
+    }
+  };
+  const all = readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
+  const parent = new Map<number, number>();
+  for (const p of all) {
+    const s = stat(p);
+    if (s) parent.set(p, s.ppid);
+  }
+  const isDescendant = (p: number): boolean => {
+    for (let q: number | undefined = p, hops = 0; q && hops < 64; q = parent.get(q), hops++) {
+      if (q === pid) return true;
+    }
+    return false;
+  };
+  let total = 0;
+  for (const p of all) if (isDescendant(p)) total += stat(p)?.ticks ?? 0;
+  return total;
+}
