@@ -5,6 +5,7 @@
 import { codeName, TtrpcError } from "../ttrpc/codes";
 import { commandSummaries, findCommand, runCommand } from "./commands";
 import { createProgress } from "./progress";
+import { escapeControls } from "./safe-text";
 
 const USAGE = `usage: netagentctl [--addr ADDR] [--timeout SECONDS] [--json] COMMAND [ARGS]
 
@@ -83,14 +84,15 @@ run(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
     if (err instanceof UsageError) {
-      process.stderr.write(`netagentctl: ${err.message}\n\n${USAGE}`);
+      process.stderr.write(`netagentctl: ${escapeControls(err.message)}\n\n${USAGE}`);
       process.exit(2);
     }
     if (err instanceof TtrpcError) {
-      process.stderr.write(`netagentctl: ${codeName(err.code)}: ${err.message}\n`);
+      process.stderr.write(`netagentctl: ${codeName(err.code)}: ${escapeControls(err.message)}\n`);
       process.exit(1);
     }
-    process.stderr.write(`netagentctl: ${err instanceof Error ? err.message : String(err)}\n`);
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`netagentctl: ${escapeControls(message)}\n`);
     process.exit(1);
   },
 );

@@ -15,6 +15,7 @@ import { IPFamily } from "../gen/types_pb";
 import { defaultDst, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
 import { impliedKernelRoutes } from "../net/kernel-routes";
 import { IFF, type Link, type Route } from "../net/model";
+import { escapeControls } from "./safe-text";
 
 /** "=" same, "~" both sides differ, "<" pod only, ">" guest only. */
 export type Mark = "=" | "~" | "<" | ">";
@@ -196,6 +197,14 @@ export function compareNetworks(
 
 /** The comparison as a two-column table with a verdict line. */
 export function renderComparison(c: Comparison, titles = { pod: "POD", guest: "GUEST" }): string {
+  // Every cell may hold the guest's words: escaped, one line each.
+  const esc = (r: Row): Row => ({
+    ...r,
+    pod: escapeControls(r.pod),
+    guest: escapeControls(r.guest),
+  });
+  c = { ...c, interfaces: c.interfaces.map(esc), routes: c.routes.map(esc) };
+  titles = { pod: escapeControls(titles.pod), guest: escapeControls(titles.guest) };
   const all = [...c.interfaces, ...c.routes];
   const width = Math.min(64, Math.max(titles.pod.length, 10, ...all.map((r) => r.pod.length)));
   const line = (mark: string, l: string, r: string) =>

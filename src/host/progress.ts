@@ -4,6 +4,8 @@
  * redirected, so scripts and tests see only the command's real output.
  */
 
+import { escapeControls } from "./safe-text";
+
 export interface Progress {
   /** Replaces the status line. */
   update(text: string): void;
@@ -42,7 +44,8 @@ export function createProgress(
       last = t;
       lastText = text;
       const width = Math.max(20, (stream.columns || 80) - 3);
-      const line = `${SPINNER[frame++ % SPINNER.length]} ${text}`.slice(0, width);
+      // The text may name the guest's or the pod's links: escaped before it is cut.
+      const line = `${SPINNER[frame++ % SPINNER.length]} ${escapeControls(text)}`.slice(0, width);
       stream.write(`\r\x1b[2K${line}`);
       shown = true;
     },

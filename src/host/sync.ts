@@ -5,7 +5,6 @@
  * and the neighbours worth copying (permanent, or the default gateway while
  * reachable; always with a MAC).
  */
-import { existsSync, statSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
 import { addressToProto, protoFamily, routeToProto } from "../agent/proto-map";
 import {
@@ -110,25 +109,7 @@ export function requestsFromState(state: NetState): SyncRequests {
   };
 }
 
-/**
- * A `--netns` value to what IpRunner takes: a name under /run/netns stays a
- * name (`ip -n`), anything with a slash must be an existing file (entered
- * with nsenter). Returns a reason string when it names nothing.
- */
-export function resolveNetns(value: string): string | { reason: string } {
-  if (value.includes("/")) {
-    try {
-      statSync(value);
-      return value;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      return { reason: `${value}: ${code === "ENOENT" ? "no such file" : code}` };
-    }
-  }
-  return existsSync(`/run/netns/${value}`)
-    ? value
-    : { reason: `no network namespace named ${JSON.stringify(value)} in /run/netns` };
-}
+export { resolveNetns } from "./netns-arg";
 
 /** Reads the pod namespace `netns` (a resolved name or path) into requests. */
 export async function readPodRequests(netns: string, ipBinary?: string): Promise<SyncRequests> {

@@ -6,11 +6,14 @@
 import type { Interface, Route } from "../gen/types_pb";
 import { IPFamily } from "../gen/types_pb";
 import { IFF } from "../net/model";
+import { escapeControls } from "./safe-text";
 
 export function renderTable(
   headers: readonly string[],
   rows: readonly (readonly string[])[],
 ): string {
+  // Cells come from the guest: escaped, so none can move the cursor or add a row.
+  rows = rows.map((r) => r.map(escapeControls));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
     cells

@@ -6,10 +6,11 @@
  * status CODE: message is printed; diff: pod and guest differ); 2 usage or
  * bad input (nothing was sent); 3 diff could not compare (error printed).
  */
-import { readFileSync } from "node:fs";
 import { codeName, TtrpcError } from "../../ttrpc/codes";
 import { AgentClient } from "../client";
 import type { Progress } from "../progress";
+import { InputError, readInputFile } from "../read-input";
+import { escapeControls, terminalSafe } from "../safe-text";
 
 /** A bad flag or input file: exit 2, the command's help is pointed at. */
 export class UsageError extends Error {}
@@ -69,14 +70,16 @@ export function parseFlags(args: readonly string[], spec: FlagSpec): Record<stri
   return out;
 }
 
-/** Reads an input file ("-" is stdin); a missing or unreadable file is a UsageError. */
+/**
+ * Reads an input file ("-" is stdin): a regular file or stdin of at most
+ * 16 MiB (read-input.ts); anything else, or an unreadable file, is a UsageError.
+ */
 export function readInput(flag: string, path: string): string {
   try {
-    return readFileSync(path === "-" ? 0 : path, "utf8");
+    return readInputFile(path);
   } catch (err) {
-    throw new UsageError(
-      `${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    if (err instanceof InputError) throw new UsageError(`${flag} ${path}: ${err.message}`);
+    throw err;
   }
 }
 
@@ -109,7 +112,8 @@ export async function runCommand(
   const chunks: string[] = [];
   const code = await runCaught(command, args, { ...ctx, write: (text) => chunks.push(text) });
   try {
-    if (chunks.length) await Bun.write(Bun.stdout, chunks.join(""));
+    // Guest strings are escaped where they are formatted; this catches the rest.
+    if (chunks.length) await Bun.write(Bun.stdout, terminalSafe(chunks.join("")));
   } catch (err) {
     // The reader went away (`| head`): nothing left to tell it.
     if ((err as NodeJS.ErrnoException).code !== "EPIPE") throw err;
@@ -127,21 +131,22 @@ async function runCaught(command: Command, args: string[], ctx: CommandContext):
   } catch (err) {
     ctx.progress.clear();
     const name = `netagentctl ${command.name}`;
+    // Messages may quote the guest (an agent's status) or the user's input: one line, escaped.
+    const say = (text: string) => process.stderr.write(`${name}: ${escapeControls(text)}\n`);
     if (err instanceof UsageError) {
-      process.stderr.write(
-        `${name}: ${err.message}\n(see \`netagentctl ${command.name} --help\`)\n`,
-      );
+      say(err.message);
+      process.stderr.write(`(see \`netagentctl ${command.name} --help\`)\n`);
       return 2;
     }
     if (err instanceof ExitError) {
-      process.stderr.write(`${name}: ${err.message}\n`);
+      say(err.message);
       return err.exitCode;
     }
     if (err instanceof TtrpcError) {
-      process.stderr.write(`${name}: ${codeName(err.code)}: ${err.message}\n`);
+      say(`${codeName(err.code)}: ${err.message}`);
       return 1;
     }
-    process.stderr.write(`${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    say(err instanceof Error ? err.message : String(err));
     return 1;
   }
 }

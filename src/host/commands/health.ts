@@ -10,6 +10,7 @@ import {
 } from "@bufbuild/protobuf";
 import { AgentService } from "../../gen/agent_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/health_pb";
+import { escapeControls } from "../safe-text";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 
 const SERVICES = [Health, AgentService];
@@ -51,7 +52,7 @@ Exit codes: 0 ok, 1 the call failed, 2 usage.
     ctx.write(
       ctx.json
         ? `${JSON.stringify({ agentVersion, grpcVersion })}\n`
-        : `agent ${agentVersion}, api ${grpcVersion}\n`,
+        : `${escapeControls(`agent ${agentVersion}, api ${grpcVersion}`)}\n`,
     );
     return 0;
   },

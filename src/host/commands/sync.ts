@@ -3,6 +3,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
 import { mirrorLines } from "../iptables-report";
 import { KATA_RETRY } from "../retry";
+import { escapeControls } from "../safe-text";
 import type { SyncRequests } from "../sync";
 import { readPodState, syncOnce } from "../sync-once";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
@@ -115,7 +116,8 @@ export const sync: Command = {
       `  neighbours: ${n.sent === 0 ? "none to copy" : `${n.sent} sent${n.unimplemented ? " (agent: UNIMPLEMENTED, ignored)" : ""}`}`,
     );
     lines.push(...mirrorLines(rules));
-    ctx.write(`${lines.join("\n")}\n`);
+    // One line each, whatever the guest's names and addresses hold.
+    ctx.write(`${lines.map(escapeControls).join("\n")}\n`);
     return rulesLost ? 1 : 0;
   },
 };
