@@ -65,6 +65,7 @@ afterAll(async () => {
 
 // Every C0 control but the newline, DEL, C1, the bidi controls and U+2028/9.
 const RAW_CONTROL =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters the output must not hold
   /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 describe("strings from the guest", () => {
