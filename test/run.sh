@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need on a fresh Debian 12 machine
-# (as root), checks types and style, builds, and runs every test. Ends with a
-# line "N passed, N failed".
+# (as root), checks types and style, builds, runs every test, and then the
+# README's main job (scripts/demo.sh --quiet: a guest under QEMU, a CNI ptp
+# pod synced into it), which counts as one test that passes only when its
+# verdict is EQUAL. Ends with a line "N passed, N failed"; the exit status is
+# non-zero when any test or the main job failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,9 +27,21 @@ npx bun --bun vitest run --exclude "$VM_TESTS" \
   --reporter=default --reporter=json --outputFile=dist/vitest-main.json || status=$?
 npx bun --bun vitest run "$VM_TESTS" \
   --reporter=default --reporter=json --outputFile=dist/vitest-vm.json || status=$?
-node -e '
+
+# The main job, exactly as a user runs it (quietly): a main job that breaks
+# on a fresh machine cannot land.
+echo "== main job: bash scripts/demo.sh --quiet"
+demo_start=$SECONDS
+demo=passed
+bash scripts/demo.sh --quiet 2>&1 | tee dist/demo.log || demo=failed
+grep -q "^verdict: EQUAL" dist/demo.log || demo=failed
+echo "== main job: $demo ($((SECONDS - demo_start)) s; log in dist/demo.log)"
+[[ $demo == passed ]] || status=1
+
+DEMO=$demo node -e '
   const fs = require("fs");
   let passed = 0, failed = 0, skipped = 0;
+  if (process.env.DEMO === "passed") passed++; else failed++;
   for (const f of ["dist/vitest-main.json", "dist/vitest-vm.json"]) {
     if (!fs.existsSync(f)) { failed++; console.error(`no report ${f}`); continue; }
     const r = JSON.parse(fs.readFileSync(f, "utf8"));
