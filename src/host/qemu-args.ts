@@ -66,6 +66,11 @@ export function kernelCmdline(config: GuestConfig): string {
     "console=ttyS0",
     // A dead init panics; reboot at once, and -no-reboot turns that into QEMU's exit.
     "panic=-1",
+    // The kernel checks the IO-APIC timer by counting ticks over a short
+    // busy-wait; a TCG guest on a loaded host misses them and panics ("IO-APIC
+    // + timer doesn't work!", seen on a shared 2-core machine). Kata's
+    // guests skip the check too.
+    "no_timer_check",
     config.kernelMessages ? "" : "quiet",
     `agent.server_addr=${guestListenAddress(config)}`,
     config.logLevel ? `agent.log=${config.logLevel}` : "",

@@ -75,7 +75,7 @@ describe("qemuArgs", () => {
 describe("kernelCmdline", () => {
   it("sets the agent's address and the init switches", () => {
     expect(kernelCmdline(base)).toBe(
-      "console=ttyS0 panic=-1 quiet agent.server_addr=serial://agent.channel.0 init.nojit",
+      "console=ttyS0 panic=-1 no_timer_check quiet agent.server_addr=serial://agent.channel.0 init.nojit",
     );
     expect(
       kernelCmdline({
@@ -86,7 +86,7 @@ describe("kernelCmdline", () => {
         kernelMessages: true,
       }),
     ).toBe(
-      "console=ttyS0 panic=-1 agent.server_addr=serial://agent.channel.0 agent.log=debug agent.debug_console init.noagent init.nojit",
+      "console=ttyS0 panic=-1 no_timer_check agent.server_addr=serial://agent.channel.0 agent.log=debug agent.debug_console init.noagent init.nojit",
     );
   });
 
