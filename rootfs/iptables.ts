@@ -75,6 +75,11 @@ export const IPTABLES_EXTENSIONS = [
  * on-demand loading of nft expressions and xt matches.
  */
 export const IPTABLES_MODULES = [
+  // Soft dependencies (modules.softdep), which the modules.dep resolver does
+  // not follow: libcrc32c (under nf_tables and nf_conntrack) fails to load
+  // without a crc32c implementation; xt_LOG needs a logger.
+  "crc32c_generic",
+  "nf_log_syslog",
   "nf_tables",
   "nft_compat",
   "nft_chain_nat",

@@ -10,7 +10,7 @@ export const IPTABLES_ERROR_TABLE: readonly (readonly [RegExp, Code])[] = [
   [/Permission denied|Operation not permitted|must be root/i, Code.PERMISSION_DENIED],
   // The kernel lacks the table or family (a module not loaded, not built).
   [
-    /Table does not exist|do you need to insmod|Protocol not supported|Address family not supported/i,
+    /Table does not exist|do you need to insmod|Protocol not supported|Address family not supported|Could not fetch rule set generation id/i,
     Code.FAILED_PRECONDITION,
   ],
   [/xtables lock|Resource temporarily unavailable|Device or resource busy/i, Code.UNAVAILABLE],

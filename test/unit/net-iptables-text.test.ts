@@ -33,6 +33,8 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
     samples: [
       "iptables-restore v1.8.9 (legacy): iptables-restore: unable to initialize table 'nat'\n\nError occurred at line: 1\nTable does not exist (do you need to insmod?)\n",
       "iptables v1.8.9 (nf_tables): Could not fetch rule set generation id: Protocol not supported\n",
+      // nf_tables not loaded in a guest (seen when libcrc32c's soft dependency was missing).
+      "iptables-save v1.8.9 (nf_tables): Could not fetch rule set generation id: Invalid argument\n",
     ],
   },
   {

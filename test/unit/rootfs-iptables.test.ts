@@ -147,7 +147,10 @@ describe.runIf(release !== undefined)("against this host's Debian kernel and ipt
     ]) {
       expect(names).toContain(m);
     }
-    // Dependencies first: x_tables before nft_compat, nf_nat before xt_REDIRECT.
+    // Dependencies first: x_tables before nft_compat, nf_nat before xt_REDIRECT;
+    // libcrc32c's soft dependency crc32c before it (else nf_tables cannot load).
+    expect(names.indexOf("crc32c_generic")).toBeLessThan(names.indexOf("libcrc32c"));
+    expect(names.indexOf("nf_log_syslog")).toBeLessThan(names.indexOf("xt_LOG"));
     expect(names.indexOf("x_tables")).toBeLessThan(names.indexOf("nft_compat"));
     expect(names.indexOf("nf_nat")).toBeLessThan(names.indexOf("xt_REDIRECT"));
   });
