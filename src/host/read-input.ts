@@ -19,6 +19,11 @@ export class InputError extends Error {}
 
 /** Reads `path` ("-" = stdin) as UTF-8 within `max` bytes; throws InputError. */
 export function readInputFile(path: string, max = MAX_INPUT_BYTES): string {
+  return readInputBytes(path, max).toString("utf8");
+}
+
+/** Reads `path` ("-" = stdin) as bytes within `max` bytes; throws InputError. */
+export function readInputBytes(path: string, max = MAX_INPUT_BYTES): Buffer {
   if (path === "-") return readCapped(0, max, "stdin");
   let fd: number;
   try {
@@ -46,7 +51,7 @@ function kind(st: ReturnType<typeof fstatSync>): string {
 }
 
 /** Reads `fd` to its end, failing once more than `max` bytes have come. */
-function readCapped(fd: number, max: number, what: string): string {
+function readCapped(fd: number, max: number, what: string): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   const chunk = Buffer.alloc(64 * 1024);
@@ -68,5 +73,5 @@ function readCapped(fd: number, max: number, what: string): string {
     if (total > max) throw new InputError(`${what} holds more than the limit of ${max} bytes`);
     chunks.push(Buffer.from(chunk.subarray(0, n)));
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }

@@ -9,7 +9,7 @@
  */
 import { linkSync, lstatSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { createConnection } from "node:net";
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** Why the socket cannot go at its path: main exits 2 with this message. */
 export class SocketPathError extends Error {
@@ -21,8 +21,10 @@ const PROBE_TIMEOUT_MS = 2000;
 
 /** A private directory beside `path` to bind in; `remove()` deletes it and what is left in it. */
 export function stageUnixSocket(path: string): { path: string; remove(): void } {
-  const dir = mkdtempSync(join(dirname(path), `.${basename(path)}.`));
-  return { path: join(dir, "socket"), remove: () => rmSync(dir, { recursive: true, force: true }) };
+  // Short names: a unix socket path has room for 107 bytes, and the staged
+  // one is only two bytes longer than `path` with a 10-byte name (agent.sock).
+  const dir = mkdtempSync(join(dirname(path), ".na-"));
+  return { path: join(dir, "s"), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**

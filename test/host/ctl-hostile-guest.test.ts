@@ -49,6 +49,11 @@ beforeAll(async () => {
       listRoutes: () => ({
         Routes: [{ dest: `10.0.0.0/24${EVIL}`, device: `eth0${EVIL}`, family: IPFamily.v4 }],
       }),
+      getIPTables: () => ({
+        data: new TextEncoder().encode(
+          `*filter\n-A INPUT -m comment --comment "${EVIL}"\nCOMMIT\n`,
+        ),
+      }),
       updateRoutes: () => {
         throw new TtrpcError(`route refused${EVIL}`, Code.INVALID_ARGUMENT);
       },
@@ -72,7 +77,7 @@ describe("strings from the guest", () => {
   it.each([["list-interfaces"], ["list-routes"], ["version"]])(
     "%s: printed escaped, one line per row",
     async (command) => {
-      const r = await ctl(["--addr", addr, command]);
+      const r = await ctl(["--addr", addr, ...command.split(" ")]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).not.toMatch(RAW_CONTROL);
       expect(r.stdout).toContain(
@@ -81,6 +86,13 @@ describe("strings from the guest", () => {
       expect(r.stdout).not.toMatch(/^FAKE ROW/m);
     },
   );
+
+  it("iptables get: the guest's text with every control but the newline escaped", async () => {
+    const r = await ctl(["--addr", addr, "iptables", "get"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(RAW_CONTROL);
+    expect(r.stdout).toContain('--comment "\\u001b]0;owned\\u0007\\u001b[2J\\u000d\nFAKE ROW');
+  });
 
   it.each([["list-interfaces"], ["list-routes"], ["version"]])(
     "%s --json: valid JSON holding exactly the guest's strings",
@@ -105,6 +117,16 @@ describe("strings from the guest", () => {
 });
 
 describe("--file", () => {
+  it("iptables set --file refuses /dev/zero too", async () => {
+    const r = await ctl(
+      ["--addr", addr, "iptables", "set", "--file", "/dev/zero"],
+      undefined,
+      20_000,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--file /dev/zero: not a regular file (a character device)");
+  });
+
   it("refuses a FIFO without waiting for a writer", async () => {
     const fifo = dir.join("fifo");
     execFileSync("mkfifo", [fifo]);

@@ -1,6 +1,6 @@
 /** iptables get|set: the guest's packet filter by hand (GetIPTables / SetIPTables). */
-import { readFileSync } from "node:fs";
 import { AgentService } from "../../gen/agent_pb";
+import { InputError, readInputBytes } from "../read-input";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 
 const HELP = `usage: netagentctl iptables get [--ipv6]
@@ -17,13 +17,13 @@ Exit codes: 0 ok, 1 the call failed (CODE: message printed), 2 usage or an
 unreadable file (nothing sent).
 `;
 
+/** A regular file or stdin of at most 16 MiB (read-input.ts); else a UsageError. */
 function readRules(path: string): Uint8Array {
   try {
-    return readFileSync(path === "-" ? 0 : path);
+    return readInputBytes(path);
   } catch (err) {
-    throw new UsageError(
-      `--file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    if (err instanceof InputError) throw new UsageError(`--file ${path}: ${err.message}`);
+    throw err;
   }
 }
 
