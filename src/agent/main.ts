@@ -6,8 +6,10 @@
 import { readFileSync } from "node:fs";
 import { AgentService } from "../gen/agent_pb";
 import { Health } from "../gen/health_pb";
+import { Network } from "../gen/network_pb";
 import { IpRunner } from "../net/ip-runner";
 import { IptablesRunner } from "../net/iptables-runner";
+import { SysctlFs } from "../net/sysctl-fs";
 import type { Address } from "../transport/address";
 import type { Acceptor, Listener } from "../transport/channel";
 import { findVirtioPort, listenSerial } from "../transport/serial";
@@ -22,6 +24,7 @@ import { createLogger, type Logger } from "./log";
 import { createNetworkService } from "./network-service";
 import { SerialQueue } from "./serial-queue";
 import { AgentServer } from "./server";
+import { createStateService } from "./state-service";
 import { AGENT_VERSION } from "./version";
 import { guardVsockPeers } from "./vsock-peers";
 
@@ -59,17 +62,16 @@ async function listen(address: Address, text: string, accept: Acceptor): Promise
 
 /** Builds the method table of everything the agent serves. */
 export function buildRegistry(log: Logger, ipBin?: string): ServiceRegistry {
-  // One write queue: link, route, neighbour and packet-filter changes never overlap.
+  // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue();
-  return new ServiceRegistry().register(Health, healthService).register(AgentService, {
-    ...createNetworkService({
-      ip: new IpRunner(ipBin),
-      log,
-      hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS,
-      queue,
-    }),
-    ...createIptablesService({ iptables: new IptablesRunner(), log, queue }),
-  });
+  const ip = new IpRunner(ipBin);
+  return new ServiceRegistry()
+    .register(Health, healthService)
+    .register(AgentService, {
+      ...createNetworkService({ ip, log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS, queue }),
+      ...createIptablesService({ iptables: new IptablesRunner(), log, queue }),
+    })
+    .register(Network, createStateService({ ip, sysctl: new SysctlFs(), log, queue }));
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -5,10 +5,13 @@
  * modes always do the same thing.
  */
 
+import { Network, type State } from "../gen/network_pb";
 import type { AgentClient } from "./client";
 import type { SyncOptions, SyncReport } from "./drive-agent";
 import { syncAgent } from "./drive-agent";
+import { applyRequestFor, notMirrored, probeNetwork } from "./drive-state";
 import { type MirrorReport, mirrorRules, type Rules, readPodRules } from "./iptables-mirror";
+import { type PodFullState, readFreshDefaults } from "./pod-state";
 import type { SyncRequests } from "./sync";
 
 /** Everything a sync reads from the pod. */
@@ -16,6 +19,8 @@ export interface PodState {
   requests: SyncRequests;
   /** The pod's packet filter; absent when the pod is not a namespace (a CNI result). */
   rules?: Rules;
+  /** The whole network state, for netagent.v1 Apply (namespaces only, when asked for). */
+  full?: PodFullState;
 }
 
 export interface OnceReport {
@@ -23,14 +28,71 @@ export interface OnceReport {
   rules: MirrorReport | { skipped: string };
 }
 
-/** Reads the pod: its network requests, and its rules when it is a namespace. */
-export async function readPodState(source: {
-  netns?: string;
-  read(): Promise<SyncRequests>;
-}): Promise<PodState> {
+/**
+ * Reads the pod: its network requests, and its rules when it is a
+ * namespace; with `full`, its whole state too (routes of every table, ip
+ * rules, sysctls) for an Apply.
+ */
+export async function readPodState(
+  source: {
+    netns?: string;
+    read(): Promise<SyncRequests>;
+    readState?: () => Promise<PodFullState>;
+  },
+  options: { full?: boolean } = {},
+): Promise<PodState> {
   const requests = await source.read();
   if (source.netns === undefined) return { requests };
-  return { requests, rules: await readPodRules(source.netns) };
+  const full = options.full && source.readState ? await source.readState() : undefined;
+  return { requests, rules: await readPodRules(source.netns), ...(full ? { full } : {}) };
+}
+
+/** What one Apply did: its plan and the state read back. */
+export interface ApplyReport {
+  plan: string[];
+  result: State | undefined;
+}
+
+export type PodReport = { rules: OnceReport["rules"] } & (
+  | { kind: "apply"; apply: ApplyReport }
+  | { kind: "kata"; sync: SyncReport; missed: string[] }
+);
+
+/**
+ * The one-shot sync: with the pod's whole state and an agent that offers
+ * netagent.v1.Network (probed once with Get), one Apply (exact); otherwise
+ * the Kata sequence ({@link syncOnce}), with the list of what it could not
+ * carry. The packet filter follows either way.
+ */
+export async function syncPod(
+  client: AgentClient,
+  pod: PodState,
+  options: SyncOptions & { kata?: boolean },
+): Promise<PodReport> {
+  const full = options.kata ? undefined : pod.full;
+  if (full) options.progress?.update("probing netagent.v1.Network (Get)");
+  const guest = full ? await probeNetwork(client, options.timeoutMs) : undefined;
+  if (!full || !guest) {
+    const once = await syncOnce(client, pod, options);
+    return {
+      kind: "kata",
+      sync: once.sync,
+      rules: once.rules,
+      missed: pod.full ? notMirrored(pod.full) : [],
+    };
+  }
+  options.progress?.update("Apply");
+  const request = applyRequestFor(full, guest, await readFreshDefaults());
+  const answer = await client.unary(Network.method.apply, request, {
+    timeoutMs: options.timeoutMs,
+  });
+  const apply = { plan: answer.plan, result: answer.result };
+  if (pod.rules === undefined)
+    return { kind: "apply", apply, rules: { skipped: "not read (no pod netns)" } };
+  options.progress?.update("SetIPTables");
+  const rules = await mirrorRules(client, pod.rules, { timeoutMs: options.timeoutMs });
+  options.progress?.clear();
+  return { kind: "apply", apply, rules };
 }
 
 /** Drives the agent with `pod`: the Kata sequence, then the packet filter. Throws the first failure. */

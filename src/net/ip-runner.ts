@@ -7,9 +7,17 @@
  * for it is cancelled.
  */
 import { Code, TtrpcError } from "../ttrpc/codes";
+import type { FullState } from "./full-state";
 import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
 import type { NetState, Route } from "./model";
-import { parseLinks, parseNeighbors, parseRoutes, splitJsonDocuments } from "./parse-ip-json";
+import {
+  parseAllTableRoutes,
+  parseLinks,
+  parseNeighbors,
+  parseRoutes,
+  splitJsonDocuments,
+} from "./parse-ip-json";
+import { parseRules } from "./rules";
 
 /** A failed batch: which line, what ip said, and the status it maps to. */
 export class IpBatchError extends TtrpcError {
@@ -169,6 +177,29 @@ export class IpRunner {
     };
   }
 
+  /**
+   * Links, routes of every table, rules of both families, neighbours: two
+   * processes at once (a batch cannot switch family, and `rule show` lists
+   * IPv4 only unless `-6` is given; it goes last, as it fixes the family
+   * for the lines after it).
+   */
+  async readFullState(opts?: IpRunOptions): Promise<Omit<FullState, "sysctls">> {
+    const [docs, [rules6]] = await Promise.all([
+      this.readJson(
+        ["-batch", "-"],
+        "addr show\nroute show table all\nneigh show\nrule show\n",
+        opts,
+      ),
+      this.readJson(["-6", "rule", "show"], undefined, opts),
+    ]);
+    return {
+      links: parseLinks(docs[0]),
+      routes: parseAllTableRoutes(docs[1]),
+      neighbors: parseNeighbors(docs[2]),
+      rules: [...parseRules(docs[3], 4), ...parseRules(rules6, 6)],
+    };
+  }
+
   /** Main-table routes of both families: one process. */
   async readRoutes(opts?: IpRunOptions): Promise<Route[]> {
     const [doc] = await this.readJson(["route", "show", "table", "all"], undefined, opts);
@@ -184,10 +215,12 @@ export class IpRunner {
    */
   async batch(
     lines: readonly string[],
-    options: { force?: boolean } & IpRunOptions = {},
+    options: { force?: boolean; ipv6?: boolean } & IpRunOptions = {},
   ): Promise<void> {
     if (lines.length === 0) return;
     const args = options.force ? ["-force", "-batch", "-"] : ["-batch", "-"];
+    // `-6`: lines whose family only the command line can give (IPv6 rules without a prefix).
+    if (options.ipv6) args.unshift("-6");
     const r = await this.run(args, `${lines.join("\n")}\n`, options);
     if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
     if (r.exitCode === 0) return;

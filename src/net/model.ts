@@ -10,9 +10,11 @@ export const SCOPE_UNIVERSE = 0;
 export const SCOPE_LINK = 253;
 export const SCOPE_HOST = 254;
 
-/** A route of the main table. */
+/** A route; of the main table unless `table` says otherwise. */
 export interface Route {
   family: Family;
+  /** Routing table id (254 main, 255 local); absent means main. */
+  table?: number;
   /** Canonical CIDR with host bits clear; default is "0.0.0.0/0" or "::/0". */
   dst: string;
   gateway?: string;

@@ -5,6 +5,7 @@
  */
 import { defaultDst, type Family, familyOf, maxPrefix, networkText, parseIp } from "./ip";
 import type { Address, Link, Neighbor, Route } from "./model";
+import { parseTable } from "./tables";
 
 type Json = Record<string, unknown>;
 
@@ -111,7 +112,36 @@ function parseDst(dst: string, family: Family): string | undefined {
  * Multipath routes (with `nexthops`) keep their first hop's device only.
  */
 export function parseRoutes(doc: unknown, knownFamily?: Family): Route[] {
-  const routes: Route[] = [];
+  return parseRouteList(doc, knownFamily, (table) => table === undefined || table === "main").map(
+    (e) => e.route,
+  );
+}
+
+/**
+ * Routes of every table from `ip -json -details route show table all`, each
+ * with its numeric `table`. The kernel files IPv6 blackhole, unreachable and
+ * prohibit routes under `lo`; here they have no device, as they are written.
+ */
+export function parseAllTableRoutes(doc: unknown): Route[] {
+  const out: Route[] = [];
+  for (const { route: r, table: name } of parseRouteList(doc, undefined, () => true)) {
+    const table = parseTable(name ?? "main");
+    if (table === undefined) continue;
+    out.push({
+      ...r,
+      table,
+      dev: r.type !== "unicast" && r.dev === "lo" && r.family === 6 ? "" : r.dev,
+    });
+  }
+  return out;
+}
+
+function parseRouteList(
+  doc: unknown,
+  knownFamily: Family | undefined,
+  keep: (table: string | undefined) => boolean,
+): { route: Route; table: string | undefined }[] {
+  const routes: { route: Route; table: string | undefined }[] = [];
   for (const r of asArray(doc)) {
     const rawDst = str(r.dst);
     if (rawDst === undefined) continue;
@@ -119,14 +149,14 @@ export function parseRoutes(doc: unknown, knownFamily?: Family): Route[] {
     const dst = parseDst(rawDst, family);
     if (dst === undefined) continue;
     const table = str(r.table);
-    if (table !== undefined && table !== "main") continue;
+    if (!keep(table)) continue;
     const flags = Array.isArray(r.flags) ? r.flags : [];
     const metrics = asArray(r.metrics)[0];
     const gateway = str(r.gateway);
     const prefsrc = str(r.prefsrc);
     let dev = str(r.dev) ?? "";
     if (!dev) dev = str(asArray(r.nexthops)[0]?.dev) ?? "";
-    routes.push({
+    const route: Route = {
       family,
       dst,
       ...(gateway !== undefined && familyOf(gateway) === family ? { gateway } : {}),
@@ -138,7 +168,8 @@ export function parseRoutes(doc: unknown, knownFamily?: Family): Route[] {
       mtu: typeof metrics?.mtu === "number" ? metrics.mtu : 0,
       protocol: r.protocol === undefined ? "boot" : String(r.protocol),
       type: str(r.type) ?? "unicast",
-    });
+    };
+    routes.push({ route, table });
   }
   return routes;
 }

@@ -7,6 +7,7 @@
 
 import type { Route } from "./model";
 import type { RouteOp } from "./plan-routes";
+import { formatTable } from "./tables";
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/@+=-]+$/;
 
@@ -45,7 +46,7 @@ export function renderRouteReplace(r: Route, verb: "replace" | "append" = "repla
   if (r.protocol !== "boot") t.push("proto", r.protocol);
   if (r.onlink) t.push("onlink");
   if (r.mtu) t.push("mtu", r.mtu);
-  t.push("table", "main");
+  t.push("table", r.table === undefined ? "main" : formatTable(r.table));
   return batchLine(t);
 }
 
@@ -61,7 +62,8 @@ export function renderRouteDelete(r: Route): string {
   if (r.gateway) t.push("via", r.gateway);
   if (r.dev) t.push("dev", r.dev);
   if (r.prefsrc) t.push("src", r.prefsrc);
-  t.push("scope", r.scope, "metric", r.metric, "proto", r.protocol, "table", "main");
+  t.push("scope", r.scope, "metric", r.metric, "proto", r.protocol);
+  t.push("table", r.table === undefined ? "main" : formatTable(r.table));
   return batchLine(t);
 }
 

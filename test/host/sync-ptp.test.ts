@@ -3,7 +3,9 @@
  * private host netns, an agent in a guest netns whose veth has the pod's
  * MAC under another name. sync, then diff says equal; the pod gains and
  * loses routes; sync again (by netns path); equal again. The guest is also
- * checked with an independent `ip -json route`.
+ * checked with an independent `ip -json route`. `--kata`: this is the Kata
+ * sequence (UpdateInterface, UpdateRoutes), which must keep working; the
+ * whole-state path (Apply) is test/host/sync-state.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ctl, Guest, PtpPod, userRoutes } from "./helpers";
@@ -24,16 +26,16 @@ describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
   const podName = () => pod.pod.name;
 
   it("diff says different before the sync, equal after it", async () => {
-    const before = await ctl(["--addr", guest.addr, "diff", "--netns", podName()]);
+    const before = await ctl(["--addr", guest.addr, "diff", "--kata", "--netns", podName()]);
     expect(before.code, before.stderr).toBe(1);
     expect(before.stdout).toContain("verdict: DIFFERENT");
 
-    const sync = await ctl(["--addr", guest.addr, "sync", "--netns", podName()]);
+    const sync = await ctl(["--addr", guest.addr, "sync", "--kata", "--netns", podName()]);
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toContain("interface eth0");
     expect(sync.stdout).toContain("routes: 3 sent");
 
-    const diff = await ctl(["--addr", guest.addr, "diff", "--netns", podName()]);
+    const diff = await ctl(["--addr", guest.addr, "diff", "--kata", "--netns", podName()]);
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
     expect(diff.stdout).toContain("verdict: EQUAL (1 interface, 3 routes)");
 
@@ -43,6 +45,7 @@ describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
       "--addr",
       guest.addr,
       "diff",
+      "--kata",
       "--netns",
       `/proc/${guest.agent.child.pid}/ns/net`,
     ]);
@@ -91,20 +94,20 @@ describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
     );
     await pod.pod.ip("route", "del", "10.248.246.144/28", "via", "10.248.246.145", "dev", "eth0");
 
-    const stale = await ctl(["--addr", guest.addr, "diff", "--netns", podName()]);
+    const stale = await ctl(["--addr", guest.addr, "diff", "--kata", "--netns", podName()]);
     expect(stale.code).toBe(1);
     expect(stale.stdout).toMatch(/^< +192\.0\.2\.0\/24 via 10\.248\.246\.145 dev eth0/m);
     expect(stale.stdout).toMatch(/^> +- {2,}10\.248\.246\.144\/28 via 10\.248\.246\.145/m);
     expect(stale.stdout).toMatch(/^< +2001:db8:5::2\/64/m);
 
     const path = `/run/netns/${podName()}`;
-    const sync = await ctl(["--addr", guest.addr, "--json", "sync", "--netns", path]);
+    const sync = await ctl(["--addr", guest.addr, "--json", "sync", "--kata", "--netns", path]);
     expect(sync.code, sync.stderr).toBe(0);
     const report = JSON.parse(sync.stdout) as { routesSent: number; interfaces: unknown[] };
     expect(report.routesSent).toBe(4);
     expect(report.interfaces).toHaveLength(1);
 
-    const diff = await ctl(["--addr", guest.addr, "diff", "--netns", path]);
+    const diff = await ctl(["--addr", guest.addr, "diff", "--kata", "--netns", path]);
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
     expect(diff.stdout).toContain("verdict: EQUAL (1 interface, 4 routes)");
 

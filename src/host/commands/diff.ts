@@ -1,6 +1,9 @@
 /** diff: the pod against the guest, side by side; exit 0 equal, 1 different. */
 import { AgentService } from "../../gen/agent_pb";
-import { compareNetworks, renderComparison } from "../diff";
+import { stateToWire } from "../../wire/state-map";
+import type { AgentClient } from "../client";
+import { type Comparison, compareNetworks, type Row, renderComparison } from "../diff";
+import { notMirrored, probeNetwork } from "../drive-state";
 import {
   compareRules,
   type RulesComparison,
@@ -8,6 +11,9 @@ import {
   readPodRules,
 } from "../iptables-mirror";
 import { addRulesSection, withRules } from "../iptables-report";
+import { comparable, defaultFor, readFreshDefaults } from "../pod-state";
+import { compareStates, renderStateComparison, type StateComparison } from "../state-diff";
+import type { SyncRequests } from "../sync";
 import {
   type Command,
   describeError,
@@ -18,58 +24,116 @@ import {
 } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";
 
-const HELP = `usage: netagentctl diff (--netns NAME|PATH | --cni-result FILE) [--addr ADDR] [--json]
+const HELP = `usage: netagentctl diff (--netns NAME|PATH | --cni-result FILE) [--addr ADDR] [--kata] [--json]
 
-Compares what sync would send for the pod with what the agent reports
-(ListInterfaces, ListRoutes) and prints both side by side:
+Compares the pod with the guest and prints both side by side:
   =  same   ~  differs   <  pod only   >  guest only
-Interfaces are matched by MAC (name, MTU, NOARP, addresses; link-local
-addresses the guest made itself are ignored); routes without metric and
-protocol, which the Kata protocol does not carry; the guest's kernel prefix
-routes are left out. Neighbours are not compared (the agent cannot list them).
+
+From a namespace, when the agent offers netagent.v1.Network (Get): all of
+it. Interfaces by MAC (name, MTU, NOARP, up, addresses; link-local addresses
+the guest made itself are ignored), routes of every table with every
+attribute, rules, permanent neighbours, and sysctls (the pod's that differ
+from this host's fresh-namespace defaults; the guest's that differ where the
+pod has the default).
+
+Otherwise (a CNI result, --kata, or an agent with the Kata services only):
+what ListInterfaces and ListRoutes can show (main table, no metric or
+protocol; the guest's kernel prefix routes left out); whatever of the pod
+the Kata API cannot carry (rules, other tables, sysctls) is listed as pod
+only, so such a pod never compares EQUAL. Neighbours are not compared there.
+
+From a namespace, the packet filter (iptables-save) is compared too.
 
 ${POD_SOURCE_HELP}
-Options: --addr ADDR, --timeout S, --json ({"equal":..., "interfaces":[...], "routes":[...]})
+Options: --addr ADDR, --timeout S, --kata, --json
 
 Exit codes: 0 equal; 1 different; 2 usage or bad input; 3 could not compare
 (the agent or the pod could not be read; the error is printed).
 `;
+
+type Outcome = { kind: "state"; cmp: StateComparison } | { kind: "kata"; cmp: Comparison };
+
+async function readKata(
+  c: AgentClient,
+  call: { timeoutMs: number },
+  pod: SyncRequests,
+): Promise<Comparison> {
+  const interfaces = await c.unary(AgentService.method.listInterfaces, {}, call);
+  const routes = await c.unary(AgentService.method.listRoutes, {}, call);
+  return compareNetworks(pod, { interfaces: interfaces.Interfaces, routes: routes.Routes });
+}
 
 export const diff: Command = {
   name: "diff",
   summary: "compare the pod with the guest side by side (exit 0 equal, 1 different)",
   help: HELP,
   async run(args, ctx) {
-    const flags = parseFlags(args, { "--netns": "value", "--cni-result": "value" });
+    const flags = parseFlags(args, {
+      "--netns": "value",
+      "--cni-result": "value",
+      "--kata": "bool",
+    });
     const source = podSource(flags);
-    let comparison: ReturnType<typeof compareNetworks>;
+    const titles = { pod: `POD (${source.label})`, guest: `GUEST (${ctx.addr})` };
+    let outcome: Outcome;
     let rules: RulesComparison | undefined;
     try {
-      const pod = await source.read();
+      const podRequests = await source.read();
       const podRules = source.netns === undefined ? undefined : await readPodRules(source.netns);
-      const guest = await withClient(ctx, async (c) => {
+      const readState = source.readState;
+      const got = await withClient(ctx, async (c) => {
         const call = { timeoutMs: ctx.timeoutMs };
-        const interfaces = await c.unary(AgentService.method.listInterfaces, {}, call);
-        const routes = await c.unary(AgentService.method.listRoutes, {}, call);
         const guestRules = podRules && (await readGuestRules(c, call));
-        return { interfaces: interfaces.Interfaces, routes: routes.Routes, rules: guestRules };
+        const guest =
+          readState && !flags["--kata"] ? await probeNetwork(c, ctx.timeoutMs) : undefined;
+        const pod = readState ? await readState() : undefined;
+        if (guest && pod) {
+          const fresh = await readFreshDefaults();
+          const cmp = compareStates(
+            stateToWire(pod),
+            guest,
+            (k) => defaultFor(k, fresh),
+            comparable,
+          );
+          return { outcome: { kind: "state", cmp } as Outcome, guestRules };
+        }
+        const kata = await readKata(c, call, podRequests);
+        const missed: Row[] = (pod ? notMirrored(pod) : []).map((m) => ({
+          mark: "<",
+          pod: m,
+          guest: "- (the Kata API cannot carry it)",
+        }));
+        const differences = kata.differences + missed.length;
+        const cmp = {
+          ...kata,
+          routes: [...kata.routes, ...missed],
+          differences,
+          equal: differences === 0,
+        };
+        return { outcome: { kind: "kata", cmp } as Outcome, guestRules };
       });
-      comparison = compareNetworks(pod, guest);
+      outcome = got.outcome;
       if (podRules !== undefined) {
-        rules = compareRules(podRules, guest.rules);
-        comparison = withRules(comparison, rules);
+        rules = compareRules(podRules, got.guestRules);
+        if (outcome.kind === "kata") outcome = { kind: "kata", cmp: withRules(outcome.cmp, rules) };
+        else {
+          const differences = outcome.cmp.differences + rules.differences;
+          outcome = {
+            kind: "state",
+            cmp: { ...outcome.cmp, differences, equal: differences === 0 },
+          };
+        }
       }
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new ExitError(describeError(err), 3, { cause: err });
     }
     const text = ctx.json
-      ? `${JSON.stringify({ ...comparison, iptables: rules })}\n`
-      : renderComparison(comparison, {
-          pod: `POD (${source.label})`,
-          guest: `GUEST (${ctx.addr})`,
-        });
+      ? `${JSON.stringify({ ...outcome.cmp, iptables: rules })}\n`
+      : outcome.kind === "state"
+        ? renderStateComparison(outcome.cmp, titles)
+        : renderComparison(outcome.cmp, titles);
     ctx.write(rules === undefined || ctx.json ? text : addRulesSection(text, rules));
-    return comparison.equal ? 0 : 1;
+    return outcome.cmp.equal ? 0 : 1;
   },
 };

@@ -4,6 +4,7 @@ import { diff } from "./diff";
 import { call, check, version } from "./health";
 import { iptables } from "./iptables";
 import { listInterfaces, listRoutes } from "./list";
+import { plan } from "./plan";
 import { sync } from "./sync";
 import { addNeighbors, updateInterface, updateRoutes } from "./update";
 
@@ -15,6 +16,7 @@ export const COMMANDS: readonly Command[] = [
   call,
   sync,
   diff,
+  plan,
   listInterfaces,
   listRoutes,
   updateRoutes,

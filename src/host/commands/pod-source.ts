@@ -3,6 +3,7 @@
  * `--cni-result FILE` (a CNI ADD result), exactly one of them.
  */
 import { CniResultError, requestsFromCniResult } from "../cni-result";
+import { type PodFullState, readPodFullState } from "../pod-state";
 import { readPodRequests, resolveNetns, type SyncRequests } from "../sync";
 import { readInput, UsageError } from "./common";
 
@@ -18,6 +19,8 @@ export interface PodSource {
   /** The resolved namespace, when the pod is one (its packet filter can be read). */
   netns?: string;
   read(): Promise<SyncRequests>;
+  /** The whole state (netagent.v1), for a namespace; a CNI result has only what Kata carries. */
+  readState?: () => Promise<PodFullState>;
 }
 
 /** Validates the choice and the input before anything is sent; UsageError on bad input. */
@@ -30,7 +33,12 @@ export function podSource(flags: Record<string, string | true>): PodSource {
   if (typeof netns === "string") {
     const resolved = resolveNetns(netns);
     if (typeof resolved !== "string") throw new UsageError(`--netns: ${resolved.reason}`);
-    return { label: `netns ${netns}`, netns: resolved, read: () => readPodRequests(resolved) };
+    return {
+      label: `netns ${netns}`,
+      netns: resolved,
+      read: () => readPodRequests(resolved),
+      readState: () => readPodFullState(resolved),
+    };
   }
   const path = file as string;
   let requests: SyncRequests;

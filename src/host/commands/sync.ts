@@ -1,11 +1,11 @@
-/** sync: mirror a pod's network into the guest, as the Kata runtime does. */
+/** sync: mirror a pod's network into the guest: one Apply, or as the Kata runtime does. */
 import { toJson } from "@bufbuild/protobuf";
 import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
 import { mirrorLines } from "../iptables-report";
 import { KATA_RETRY } from "../retry";
 import { escapeControls } from "../safe-text";
 import type { SyncRequests } from "../sync";
-import { readPodState, syncOnce } from "../sync-once";
+import { type ApplyReport, type PodReport, readPodState, syncPod } from "../sync-once";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";
 import { runWatch, WATCH_HELP } from "./sync-watch";
@@ -14,7 +14,16 @@ const HELP = `usage: netagentctl sync (--netns NAME|PATH | --cni-result FILE) [-
                         [--attempts N] [--dry-run] [--json]
        netagentctl sync --watch --netns NAME|PATH [--debounce MS] [--addr ADDR] [--json]
 
-Reads the pod's network and drives the agent the way the Kata runtime does:
+From a namespace, when the agent offers netagent.v1.Network (probed once
+with Get): the pod's whole state in one Apply (exact): interfaces, routes of
+every table, ip rules, permanent neighbours, and the sysctls that differ
+from a fresh namespace's defaults on this host (plus those defaults for
+keys the guest has changed and the pod has not). \`netagentctl plan\`
+shows the plan. (--watch still resyncs with the Kata sequence.)
+
+Otherwise (a CNI result, --kata, or an agent answering UNIMPLEMENTED), it
+drives the agent the way the Kata runtime does, and lists what of the pod
+that sequence could not carry (ip rules, other tables, sysctls):
 Health.Check; one UpdateInterface per interface (retried with exponential
 backoff and jitter, 20 ms·2^n capped at 2 s plus 0-100 ms, up to 20 attempts,
 only while the answer says "Link not found": the guest's NIC may still be
@@ -30,7 +39,8 @@ while reachable, with a MAC.
 ${POD_SOURCE_HELP}
 ${WATCH_HELP}Options:
   --attempts N         UpdateInterface attempts per interface (default 20)
-  --dry-run            print the requests (protobuf JSON) and send nothing
+  --kata               use the Kata sequence even when the agent offers Apply
+  --dry-run            print the Kata requests (protobuf JSON) and send nothing
   --addr ADDR, --timeout S (per call), --json
 
 Exit codes: 0 synced; 1 a call failed (CODE: message printed; what was
@@ -56,6 +66,7 @@ export const sync: Command = {
       "--cni-result": "value",
       "--attempts": "value",
       "--dry-run": "bool",
+      "--kata": "bool",
       "--watch": "bool",
       "--debounce": "value",
     });
@@ -72,18 +83,33 @@ export const sync: Command = {
       return runWatch(flags, ctx, source, options);
     }
     ctx.progress.update(`reading ${source.label}`);
-    const pod = await readPodState(source);
+    const pod = await readPodState(source, { full: true });
     const { requests, rules: podRules } = pod;
     if (flags["--dry-run"]) {
       ctx.progress.clear();
       ctx.write(`${JSON.stringify(requestsJson(requests), null, ctx.json ? 0 : 2)}\n`);
       return 0;
     }
-    const { sync: report, rules } = await withClient(ctx, (client) =>
-      syncOnce(client, pod, { ...options, progress: ctx.progress }),
+    const outcome = await withClient(ctx, (client) =>
+      syncPod(client, pod, { ...options, progress: ctx.progress, kata: flags["--kata"] === true }),
     );
     ctx.progress.clear();
+    const rules = outcome.rules;
     const rulesLost = "unimplemented" in rules && rules.unimplemented && podRules !== undefined;
+    if (outcome.kind === "apply") {
+      const macs = new Set((pod.full?.links ?? []).map((l) => l.mac));
+      ctx.write(
+        applyReport(outcome.apply, {
+          label: source.label,
+          addr: ctx.addr,
+          json: ctx.json,
+          macs,
+          rules,
+        }),
+      );
+      return rulesLost ? 1 : 0;
+    }
+    const { sync: report, missed } = outcome;
     if (ctx.json) {
       ctx.write(
         `${JSON.stringify({
@@ -96,6 +122,7 @@ export const sync: Command = {
           guestRoutes: report.routes.map((r) => toJson(RouteSchema, r)),
           neighbors: report.neighbors,
           skipped: requests.skipped,
+          notMirrored: missed,
           iptables: rules,
         })}\n`,
       );
@@ -116,8 +143,38 @@ export const sync: Command = {
       `  neighbours: ${n.sent === 0 ? "none to copy" : `${n.sent} sent${n.unimplemented ? " (agent: UNIMPLEMENTED, ignored)" : ""}`}`,
     );
     lines.push(...mirrorLines(rules));
+    if (missed.length) {
+      lines.push("  not mirrored (the Kata services cannot carry these):");
+      for (const m of missed) lines.push(`    ${m}`);
+    }
     // One line each, whatever the guest's names and addresses hold.
     ctx.write(`${lines.map(escapeControls).join("\n")}\n`);
     return rulesLost ? 1 : 0;
   },
 };
+
+/** What sync prints after an Apply. */
+function applyReport(
+  apply: ApplyReport,
+  o: { label: string; addr: string; json: boolean; macs: Set<string>; rules: PodReport["rules"] },
+): string {
+  if (o.json) {
+    return `${JSON.stringify({ api: "netagent.v1.Network/Apply", plan: apply.plan, iptables: o.rules })}\n`;
+  }
+  const r = apply.result;
+  const n = apply.plan.length;
+  const lines = [
+    `synced ${o.label} into ${o.addr} with one Apply (netagent.v1.Network): ${n} operation${n === 1 ? "" : "s"}`,
+  ];
+  for (const i of (r?.interfaces ?? []).filter((x) => o.macs.has(x.mac))) {
+    const addrs = i.addresses.map((a) => `${a.address}/${a.prefix}`).join(" ");
+    lines.push(`  interface ${i.name} ${i.mac} mtu ${i.mtu}: ${addrs}`);
+  }
+  const tables = new Set((r?.routes ?? []).map((x) => x.table));
+  const writes = apply.plan.filter((l) => l.startsWith("sysctl ")).length;
+  lines.push(
+    `  guest now: ${r?.routes.length ?? 0} routes in ${tables.size} table${tables.size === 1 ? "" : "s"}, ${r?.rules.length ?? 0} ip rules; ${writes} sysctl write${writes === 1 ? "" : "s"}`,
+  );
+  lines.push(...mirrorLines(o.rules));
+  return `${lines.map(escapeControls).join("\n")}\n`;
+}

@@ -1,0 +1,161 @@
+/**
+ * netagent.v1.Network: the whole network state in one call. Apply is
+ * validate → (serialised with the other writers) read → plan → one
+ * `ip -batch` (+ `ip -6 -batch` for IPv6 rules without a prefix) → sysctl
+ * writes → read back. Any failure restores links, routes of every table,
+ * rules, permanent neighbours and the sysctls written, from the state read
+ * before. The read back is planned against again: if the kernel did
+ * something the plan's model did not foresee (see plan-link-phase.ts), one
+ * corrective batch runs; if the state still differs, the call is undone
+ * and fails INTERNAL rather than answer a state it did not reach.
+ */
+import type { Network } from "../gen/network_pb";
+import type { DesiredState, FullState, Sysctl } from "../net/full-state";
+import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import { type ApplyPlan, currentKey, planApply, type SysctlWrite } from "../net/plan-apply";
+import { planLinkPhase } from "../net/plan-link-phase";
+import { planLinksRestore, planStateRestore } from "../net/plan-restore";
+import type { SysctlFs } from "../net/sysctl-fs";
+import { parseSysctlKey } from "../net/sysctl-keys";
+import { Code, TtrpcError } from "../ttrpc/codes";
+import type { ServiceImpl } from "../ttrpc/service";
+import { stateToWire } from "../wire/state-map";
+import type { Logger } from "./log";
+import type { SerialQueue } from "./serial-queue";
+import { validateApply } from "./validate-state";
+
+export interface StateServiceOptions {
+  ip: IpRunner;
+  sysctl: SysctlFs;
+  log: Logger;
+  /** The write queue shared with grpc.AgentService: one writer at a time. */
+  queue: SerialQueue;
+}
+
+/** The plan as Apply answers it: batch lines, `ip -6` lines, then sysctl writes. */
+export function planText(plan: ApplyPlan): string[] {
+  return [
+    ...plan.batch,
+    ...plan.batch6.map((l) => `-6 ${l}`),
+    ...plan.sysctls.map((s) => `sysctl ${s.key}=${s.value}`),
+  ];
+}
+
+export function createStateService(options: StateServiceOptions): ServiceImpl<typeof Network> {
+  const { ip, sysctl, log, queue } = options;
+
+  async function readState(sysctlKeys: Iterable<string>): Promise<FullState> {
+    const s = await ip.readFullState();
+    return { ...s, sysctls: sysctl.read(sysctlKeys) };
+  }
+
+  /** Checks that every link the request names will exist under that name. */
+  function requireLinks(before: FullState, desired: DesiredState, finalNames: Set<string>): void {
+    for (const [i, l] of desired.links.entries()) {
+      if (!before.links.some((x) => x.mac === l.mac)) {
+        throw new TtrpcError(
+          `Link not found (desired.interfaces[${i}].mac ${l.mac})`,
+          Code.NOT_FOUND,
+        );
+      }
+    }
+    const need = (field: string, dev: string) => {
+      if (dev !== "" && !finalNames.has(dev))
+        throw new TtrpcError(`Link not found (${field} ${dev})`, Code.NOT_FOUND);
+    };
+    for (const [i, r] of desired.routes.entries()) need(`desired.routes[${i}].device`, r.dev);
+    for (const [i, n] of desired.neighbors.entries()) need(`desired.neighbors[${i}].device`, n.dev);
+    for (const [i, s] of desired.sysctls.entries()) {
+      const k = parseSysctlKey(s.key);
+      if (typeof k === "string" || k.iface === undefined) continue;
+      if (k.iface === "all" || k.iface === "default" || k.iface === "lo") continue;
+      need(`desired.sysctls[${i}].key`, k.iface);
+    }
+  }
+
+  async function execute(plan: ApplyPlan): Promise<void> {
+    await ip.batch(plan.batch);
+    await ip.batch(plan.batch6, { ipv6: true });
+    for (const s of plan.sysctls) sysctl.write(s.key, s.value);
+  }
+
+  /** Best effort; logged. Links first (names decide where sysctls live), then the rest, then sysctls. */
+  async function rollback(before: FullState, writes: readonly SysctlWrite[]): Promise<void> {
+    try {
+      const now = await ip.readFullState();
+      await ip.batch(planLinksRestore(before.links, now.links), { force: true });
+      const after = await ip.readFullState();
+      const lines = planStateRestore(before, { ...after, sysctls: new Map() });
+      await ip.batch(lines.batch, { force: true });
+      await ip.batch(lines.batch6, { force: true, ipv6: true });
+    } catch (err) {
+      log.error("restore incomplete", { what: "network state", error: (err as Error).message });
+    }
+    for (const w of [...writes].reverse()) {
+      if (w.previous === undefined) continue;
+      try {
+        sysctl.write(w.restoreKey, w.previous);
+      } catch (err) {
+        log.error("restore incomplete", { what: w.restoreKey, error: (err as Error).message });
+      }
+    }
+    log.info("restored state after a failed Apply", { sysctls: writes.length });
+  }
+
+  return {
+    async get() {
+      const s = await ip.readFullState();
+      const names = s.links.map((l) => l.name).filter((n) => n !== "lo");
+      const values = sysctl.read(sysctl.list(names));
+      const sysctls: Sysctl[] = [...values].map(([key, value]) => ({ key, value }));
+      return stateToWire({ ...s, sysctls });
+    },
+
+    async apply(request) {
+      const desired = validateApply(request);
+      const exact = request.exact;
+      return queue.run(async () => {
+        const links = await ip.readFullState();
+        const phase = planLinkPhase(links.links, desired.links);
+        const keys = desired.sysctls.map((s) => currentKey(s.key, phase.formerName));
+        const before: FullState = { ...links, sysctls: sysctl.read(keys) };
+        requireLinks(before, desired, new Set(phase.predicted.map((l) => l.name)));
+        const plan = planApply(before, desired, { exact });
+        const text = planText(plan);
+        const sysctlsOf = (s: FullState) => [...s.sysctls].map(([key, value]) => ({ key, value }));
+        if (request.dryRun) {
+          return { result: stateToWire({ ...before, sysctls: sysctlsOf(before) }), plan: text };
+        }
+        const desiredKeys = desired.sysctls.map((s) => s.key);
+        try {
+          await execute(plan);
+          let after = await readState(desiredKeys);
+          let again = planApply(after, desired, { exact });
+          if (again.batch.length + again.batch6.length > 0) {
+            log.info("Apply: correcting what the plan did not foresee", {
+              lines: again.batch.length + again.batch6.length,
+            });
+            await ip.batch(again.batch);
+            await ip.batch(again.batch6, { ipv6: true });
+            after = await readState(desiredKeys);
+            again = planApply(after, desired, { exact });
+            if (again.batch.length + again.batch6.length > 0) {
+              throw new TtrpcError(
+                `Apply did not converge: still to do: ${[...again.batch, ...again.batch6][0]}`,
+                Code.INTERNAL,
+              );
+            }
+          }
+          log.info("state applied", { operations: text.length, exact });
+          return { result: stateToWire({ ...after, sysctls: sysctlsOf(after) }), plan: text };
+        } catch (err) {
+          await rollback(before, plan.sysctls);
+          if (err instanceof IpBatchError) {
+            throw new TtrpcError(`Apply: ${err.message}`, err.code, { cause: err });
+          }
+          throw err;
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The netagent.v1 side of sync, diff and plan: probe the agent once with
+ * Get (UNIMPLEMENTED: an agent with the Kata services only), build the
+ * Apply request for a pod read completely, and say what the Kata sequence
+ * cannot carry when that is all the agent offers.
+ */
+import { create } from "@bufbuild/protobuf";
+import { type ApplyRequest, ApplyRequestSchema, Network, type State } from "../gen/network_pb";
+import type { Sysctl } from "../net/full-state";
+import { DEFAULT_RULES, ruleIdentity } from "../net/rules";
+import { normaliseSysctlValue } from "../net/sysctl-keys";
+import { TABLE_LOCAL, TABLE_MAIN } from "../net/tables";
+import { Code, TtrpcError } from "../ttrpc/codes";
+import { isStateRoute, stateToWire } from "../wire/state-map";
+import type { AgentClient } from "./client";
+import { comparable, defaultFor, type PodFullState } from "./pod-state";
+import { describeWireRoute, describeWireRule } from "./state-diff";
+
+/** The guest's state, or undefined when the agent has no netagent.v1.Network. */
+export async function probeNetwork(
+  client: AgentClient,
+  timeoutMs: number,
+): Promise<State | undefined> {
+  try {
+    return await client.unary(Network.method.get, {}, { timeoutMs });
+  } catch (err) {
+    if (err instanceof TtrpcError && err.code === Code.UNIMPLEMENTED) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The sysctls to send: the pod's non-default ones, and for each key the
+ * guest has away from this host's default where the pod has the default,
+ * that default (so a setting the pod dropped leaves the guest too).
+ */
+export function sysctlsToSend(
+  pod: PodFullState,
+  guest: State,
+  fresh: ReadonlyMap<string, string>,
+): Sysctl[] {
+  const out = [...pod.sysctls];
+  const sent = new Set(out.map((s) => s.key));
+  const names = new Set(pod.links.map((l) => l.name));
+  for (const { key, value } of guest.sysctls) {
+    if (sent.has(key) || !comparable(key)) continue;
+    const iface = /^net\.ipv[46]\.(conf|neigh)\.(.+)\.[a-z0-9_]+$/.exec(key)?.[2];
+    if (iface !== undefined && iface !== "all" && iface !== "default" && !names.has(iface))
+      continue;
+    const def = defaultFor(key, fresh);
+    if (def === undefined || normaliseSysctlValue(def) === normaliseSysctlValue(value)) continue;
+    out.push({ key, value: normaliseSysctlValue(def) });
+  }
+  return out;
+}
+
+/** The Apply request mirroring the pod: its complete state, exact. */
+export function applyRequestFor(
+  pod: PodFullState,
+  guest: State,
+  fresh: ReadonlyMap<string, string>,
+  dryRun = false,
+): ApplyRequest {
+  const desired = stateToWire({ ...pod, sysctls: sysctlsToSend(pod, guest, fresh) });
+  return create(ApplyRequestSchema, { desired, dryRun, exact: true });
+}
+
+/** What the Kata messages cannot carry of this pod, one line each. */
+export function notMirrored(pod: PodFullState): string[] {
+  const wire = stateToWire(pod);
+  const out: string[] = [];
+  for (const r of wire.routes) {
+    if (r.table !== TABLE_MAIN && r.table !== TABLE_LOCAL)
+      out.push(`route in table ${r.table}: ${describeWireRoute(r)}`);
+    else if (r.type !== 0) out.push(`route of another type: ${describeWireRoute(r)}`);
+  }
+  const defaults = new Set(DEFAULT_RULES.map(ruleIdentity));
+  for (const r of pod.rules) {
+    if (defaults.has(ruleIdentity(r))) continue;
+    const w = stateToWire({ links: [], routes: [], rules: [r], neighbors: [], sysctls: [] })
+      .rules[0];
+    out.push(
+      w ? `rule ${describeWireRule(w)}` : `rule ${r.priority} (${(r.other ?? []).join(", ")})`,
+    );
+  }
+  const mainEmpty = !pod.routes.some(
+    (r) => (r.table ?? TABLE_MAIN) === TABLE_MAIN && isStateRoute(r),
+  );
+  if (mainEmpty && pod.routes.length > 0)
+    out.push("the main table is empty (the guest keeps its kernel prefix routes)");
+  for (const s of pod.sysctls) out.push(`sysctl ${s.key} = ${s.value}`);
+  return out;
+}

@@ -1,0 +1,119 @@
+/**
+ * Reads a pod's network namespace completely, for netagent.v1: links,
+ * routes of every table, rules of both families, permanent neighbours, and
+ * the allowed sysctls (src/net/sysctl-keys.ts) whose value differs from
+ * what a fresh namespace on this host has. The defaults come from a
+ * throwaway namespace (`unshare --net`: made for one `sysctl` process and
+ * gone with it). Values are read with procps `sysctl` run inside the
+ * namespace, since /proc/sys/net shows the reader's own namespace.
+ */
+import type { FullState, Sysctl } from "../net/full-state";
+import { IpRunner } from "../net/ip-runner";
+import { DERIVED, normaliseSysctlValue, parseSysctlKey } from "../net/sysctl-keys";
+
+/** Keys whose default the kernel sizes by the machine's memory: a guest's differ by design. */
+export const MEMORY_SIZED = new Set([
+  "net.ipv4.tcp_rmem",
+  "net.ipv4.tcp_wmem",
+  "net.ipv4.tcp_max_syn_backlog",
+]);
+
+export interface PodFullState extends Omit<FullState, "sysctls"> {
+  /** The allowed sysctls that differ from the host's defaults, in key order. */
+  sysctls: Sysctl[];
+  /** Every allowed sysctl the pod has, for comparisons. */
+  allSysctls: Map<string, string>;
+}
+
+/** Parses `sysctl -a` output ("key = value" lines). */
+export function parseSysctlDump(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const i = line.indexOf(" = ");
+    if (i > 0) out.set(line.slice(0, i), line.slice(i + 3));
+  }
+  return out;
+}
+
+async function runText(argv: string[]): Promise<string> {
+  const proc = Bun.spawn(argv, {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  // sysctl -a exits non-zero when a key refuses reads (stable_secret): the rest is good.
+  if (code !== 0 && out === "")
+    throw new Error(`${argv.join(" ")}: ${err.trim() || `exit ${code}`}`);
+  return out;
+}
+
+const DUMP = ["sysctl", "-a", "-r", "^net\\."];
+
+/** The net.* sysctls of a namespace (a name under /run/netns or a path). */
+export async function readNetnsSysctls(netns: string): Promise<Map<string, string>> {
+  const path = netns.startsWith("/") ? netns : `/run/netns/${netns}`;
+  return parseSysctlDump(await runText(["nsenter", `--net=${path}`, "--", ...DUMP]));
+}
+
+let defaultsCache: Promise<Map<string, string>> | undefined;
+
+/** The net.* sysctls of a fresh namespace on this host (read once per process). */
+export function readFreshDefaults(): Promise<Map<string, string>> {
+  defaultsCache ??= runText(["unshare", "--net", "--", ...DUMP]).then(parseSysctlDump);
+  return defaultsCache;
+}
+
+/**
+ * The fresh-namespace default for an allowed key: for an interface, its
+ * `default` entry (conf) or the loopback's (neigh: a new namespace has no
+ * neigh.default); undefined when there is nothing to compare with.
+ */
+export function defaultFor(key: string, fresh: ReadonlyMap<string, string>): string | undefined {
+  const k = parseSysctlKey(key);
+  if (typeof k === "string") return undefined;
+  if (k.iface === undefined || k.iface === "all" || k.iface === "default") return fresh.get(key);
+  const base = k.pattern.includes(".neigh.") ? "lo" : "default";
+  return fresh.get(k.pattern.replace("*", base));
+}
+
+/** Whether a key is compared at all (not derived from other state, not sized by memory). */
+export function comparable(key: string): boolean {
+  const k = parseSysctlKey(key);
+  return typeof k !== "string" && !DERIVED.has(k.pattern) && !MEMORY_SIZED.has(key);
+}
+
+/** The allowed keys of `values` that differ from the fresh defaults. */
+export function nonDefaultSysctls(
+  values: ReadonlyMap<string, string>,
+  fresh: ReadonlyMap<string, string>,
+  ifaces: readonly string[],
+): Sysctl[] {
+  const out: Sysctl[] = [];
+  for (const [key, value] of values) {
+    const k = parseSysctlKey(key);
+    if (typeof k === "string" || !comparable(key)) continue;
+    if (k.iface !== undefined && !["all", "default", ...ifaces].includes(k.iface)) continue;
+    const def = defaultFor(key, fresh);
+    if (def === undefined || normaliseSysctlValue(def) === normaliseSysctlValue(value)) continue;
+    out.push({ key, value: normaliseSysctlValue(value) });
+  }
+  return out.sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** Reads the pod namespace `netns` (a resolved name or path) completely. */
+export async function readPodFullState(netns: string, ipBinary?: string): Promise<PodFullState> {
+  const [state, values, fresh] = await Promise.all([
+    new IpRunner(ipBinary, netns).readFullState(),
+    readNetnsSysctls(netns),
+    readFreshDefaults(),
+  ]);
+  const ifaces = state.links.map((l) => l.name).filter((n) => n !== "lo");
+  const allSysctls = new Map([...values].filter(([k]) => typeof parseSysctlKey(k) !== "string"));
+  return { ...state, sysctls: nonDefaultSysctls(allSysctls, fresh, ifaces), allSysctls };
+}

@@ -1,0 +1,209 @@
+/**
+ * Pod vs guest over the whole netagent.v1 state: interfaces by MAC (name,
+ * MTU, NOARP, up, addresses; link-local addresses the guest made itself are
+ * not a difference), routes of every table with every attribute (protocol
+ * included: a kernel route and a requested twin are different routes),
+ * rules, permanent neighbours, and sysctls: the pod's non-default ones
+ * against the guest's values, and the guest's that differ from this host's
+ * fresh-namespace defaults where the pod has the default. Anything that
+ * differs makes the verdict DIFFERENT.
+ */
+import type { Interface, Route, Rule, State } from "../gen/network_pb";
+import { normaliseSysctlValue } from "../net/sysctl-keys";
+import { formatTable } from "../net/tables";
+import { ROUTE_TYPE_NAMES, RULE_ACTION_NAMES } from "../wire/state-map";
+import type { Mark, Row } from "./diff";
+import { escapeControls } from "./safe-text";
+
+export interface StateComparison {
+  equal: boolean;
+  differences: number;
+  sections: { title: string; rows: Row[] }[];
+}
+
+const SCOPES: Record<number, string> = { 253: "link", 254: "host", 200: "site" };
+
+export function describeWireRoute(r: Route): string {
+  const type = ROUTE_TYPE_NAMES[r.type] ?? String(r.type);
+  const t: string[] = [];
+  if (type !== "unicast") t.push(type);
+  t.push(
+    r.dest === "0.0.0.0/0" || r.dest === "::/0"
+      ? `default${r.family === 6 ? " (v6)" : ""}`
+      : r.dest,
+  );
+  if (r.gateway) t.push("via", r.gateway);
+  if (r.device) t.push("dev", r.device);
+  if (r.source) t.push("src", r.source);
+  if (r.scope) t.push("scope", SCOPES[r.scope] ?? String(r.scope));
+  if (r.metric) t.push("metric", String(r.metric));
+  if (r.onlink) t.push("onlink");
+  if (r.mtu) t.push("mtu", String(r.mtu));
+  if (r.protocol && r.protocol !== "boot") t.push("proto", r.protocol);
+  return t.join(" ");
+}
+
+export function describeWireRule(r: Rule): string {
+  const t: string[] = [`${r.priority}:`];
+  if (r.family === 6) t.push("(v6)");
+  if (r.not) t.push("not");
+  t.push("from", r.from || "all");
+  if (r.to) t.push("to", r.to);
+  if (r.iif) t.push("iif", r.iif);
+  if (r.oif) t.push("oif", r.oif);
+  if (r.fwmark || r.fwmask)
+    t.push("fwmark", `0x${r.fwmark.toString(16)}/0x${r.fwmask.toString(16)}`);
+  const action = RULE_ACTION_NAMES[r.action] ?? String(r.action);
+  if (action === "lookup") t.push("lookup", formatTable(r.table || 254));
+  else t.push(action);
+  return t.join(" ");
+}
+
+function describeLink(i: Interface): string {
+  return `${i.name} ${i.mac} mtu ${i.mtu}${i.noarp ? " noarp" : ""}${i.up ? " up" : " down"}`;
+}
+
+const isLinkLocal6 = (a: string) => /^fe[89ab][0-9a-f]:/i.test(a);
+
+/** Rows of two multisets of lines: matched ones "=", the rest "<" or ">". */
+function setRows(pod: readonly string[], guest: readonly string[]): Row[] {
+  const left = [...guest];
+  const rows: Row[] = [];
+  for (const p of pod) {
+    const i = left.indexOf(p);
+    if (i >= 0) {
+      left.splice(i, 1);
+      rows.push({ mark: "=", pod: p, guest: p });
+    } else rows.push({ mark: "<", pod: p, guest: "-" });
+  }
+  for (const g of left) rows.push({ mark: ">", pod: "-", guest: g });
+  return rows;
+}
+
+function interfaceRows(pod: readonly Interface[], guest: readonly Interface[]): Row[] {
+  const rows: Row[] = [];
+  for (const p of pod) {
+    const g = guest.find((x) => x.mac === p.mac);
+    if (!g) {
+      rows.push({ mark: "<", pod: describeLink(p), guest: "-" });
+      continue;
+    }
+    const same = describeLink(p) === describeLink(g);
+    rows.push({ mark: same ? "=" : "~", pod: describeLink(p), guest: describeLink(g) });
+    const pa = p.addresses.map((a) => `  ${a.address}/${a.prefix}`).sort();
+    const ga = g.addresses
+      .map((a) => `  ${a.address}/${a.prefix}`)
+      .filter((a) => pa.includes(a) || !isLinkLocal6(a.trim()))
+      .sort();
+    rows.push(...setRows(pa, ga));
+  }
+  return rows;
+}
+
+/**
+ * Compares the pod's state (its non-default sysctls in `pod.sysctls`) with
+ * the guest's Get answer. `defaults(key)` is this host's fresh-namespace
+ * value, `comparable(key)` says whether a guest-only value counts.
+ */
+export function compareStates(
+  pod: State,
+  guest: State,
+  defaults: (key: string) => string | undefined,
+  comparable: (key: string) => boolean,
+): StateComparison {
+  const tables = [...new Set([...pod.routes, ...guest.routes].map((r) => r.table))].sort((a, b) =>
+    a === 254 ? -1 : b === 254 ? 1 : a - b,
+  );
+  const sections: StateComparison["sections"] = [
+    { title: "interfaces", rows: interfaceRows(pod.interfaces, guest.interfaces) },
+  ];
+  for (const t of tables) {
+    const lines = (s: State) =>
+      s.routes
+        .filter((r) => r.table === t)
+        .map(describeWireRoute)
+        .sort();
+    sections.push({
+      title: `routes, table ${formatTable(t)}`,
+      rows: setRows(lines(pod), lines(guest)),
+    });
+  }
+  const rules = (s: State) =>
+    [...s.rules]
+      .sort((a, b) => a.family - b.family || a.priority - b.priority)
+      .map(describeWireRule);
+  sections.push({ title: "rules", rows: setRows(rules(pod), rules(guest)) });
+  const neigh = (s: State) =>
+    s.neighbors
+      .map((n) => `${n.address} dev ${n.device} lladdr ${n.lladdr}${n.router ? " router" : ""}`)
+      .sort();
+  sections.push({ title: "neighbours (permanent)", rows: setRows(neigh(pod), neigh(guest)) });
+
+  const guestSysctls = new Map(guest.sysctls.map((s) => [s.key, s.value]));
+  const podKeys = new Set(pod.sysctls.map((s) => s.key));
+  const podNames = new Set(pod.interfaces.map((i) => i.name));
+  const sysRows: Row[] = [];
+  for (const s of pod.sysctls) {
+    const g = guestSysctls.get(s.key);
+    const same = g !== undefined && normaliseSysctlValue(g) === normaliseSysctlValue(s.value);
+    sysRows.push({
+      mark: same ? "=" : g === undefined ? "<" : "~",
+      pod: `${s.key} = ${s.value}`,
+      guest: g === undefined ? "-" : `${s.key} = ${normaliseSysctlValue(g)}`,
+    });
+  }
+  for (const [key, value] of guestSysctls) {
+    if (podKeys.has(key) || !comparable(key)) continue;
+    const iface = /^net\.ipv[46]\.(conf|neigh)\.(.+)\.[a-z0-9_]+$/.exec(key)?.[2];
+    if (iface !== undefined && iface !== "all" && iface !== "default" && !podNames.has(iface))
+      continue;
+    const def = defaults(key);
+    if (def === undefined || normaliseSysctlValue(def) === normaliseSysctlValue(value)) continue;
+    sysRows.push({
+      mark: "~",
+      pod: `${key} = ${normaliseSysctlValue(def)}`,
+      guest: `${key} = ${normaliseSysctlValue(value)}`,
+    });
+  }
+  sections.push({ title: "sysctls (pod: those not at this host's defaults)", rows: sysRows });
+  const differences = sections.flatMap((s) => s.rows).filter((r) => r.mark !== "=").length;
+  return { equal: differences === 0, differences, sections };
+}
+
+/** The comparison as a two-column table with a verdict line. */
+export function renderStateComparison(
+  c: StateComparison,
+  titles = { pod: "POD", guest: "GUEST" },
+): string {
+  // Every cell may hold the guest's words: escaped, one line each.
+  const esc = (r: Row): Row => ({
+    ...r,
+    pod: escapeControls(r.pod),
+    guest: escapeControls(r.guest),
+  });
+  c = { ...c, sections: c.sections.map((x) => ({ ...x, rows: x.rows.map(esc) })) };
+  titles = { pod: escapeControls(titles.pod), guest: escapeControls(titles.guest) };
+  const all = c.sections.flatMap((s) => s.rows);
+  const width = Math.min(64, Math.max(titles.pod.length, 10, ...all.map((r) => r.pod.length)));
+  const line = (mark: Mark | " ", l: string, r: string) =>
+    `${mark}  ${l.padEnd(width)}  ${r}`.trimEnd();
+  const out = [line(" ", titles.pod, titles.guest)];
+  for (const s of c.sections) {
+    if (s.rows.length === 0) continue;
+    out.push(s.title);
+    for (const r of s.rows) out.push(line(r.mark, r.pod, r.guest));
+  }
+  const count = (pred: (t: string) => boolean) =>
+    c.sections
+      .filter((s) => pred(s.title))
+      .reduce(
+        (n, s) => n + s.rows.filter((r) => r.mark !== ">" && !r.pod.startsWith(" ")).length,
+        0,
+      );
+  out.push(
+    c.equal
+      ? `verdict: EQUAL (${count((t) => t === "interfaces")} interfaces, ${count((t) => t.startsWith("routes"))} routes, ${count((t) => t === "rules")} rules, ${count((t) => t.startsWith("sysctls"))} sysctls)`
+      : `verdict: DIFFERENT (${c.differences} difference${c.differences === 1 ? "" : "s"}; < pod only, > guest only, ~ changed)`,
+  );
+  return `${out.join("\n")}\n`;
+}

@@ -1,0 +1,52 @@
+/**
+ * The whole network state of a namespace as the netagent.v1.Network service
+ * sees it: links, routes of every table, policy rules, neighbours, sysctls.
+ * The desired side is what a validated Apply request says.
+ */
+import type { Family } from "./ip";
+import type { Link, Neighbor, Route } from "./model";
+import type { Rule } from "./rules";
+
+export interface Sysctl {
+  key: string;
+  value: string;
+}
+
+export interface FullState {
+  links: Link[];
+  /** Every table; each route's `table` is set. */
+  routes: Route[];
+  rules: Rule[];
+  neighbors: Neighbor[];
+  /** Values read, by key (only the keys asked for). */
+  sysctls: Map<string, string>;
+}
+
+export interface DesiredLink {
+  mac: string;
+  /** "" keeps the current name. */
+  name: string;
+  /** 0 keeps the current MTU. */
+  mtu: number;
+  noarp: boolean;
+  up: boolean;
+  addresses: { family: Family; address: string; prefix: number }[];
+}
+
+export interface DesiredNeighbor {
+  family: Family;
+  ip: string;
+  dev: string;
+  lladdr: string;
+  router: boolean;
+}
+
+export interface DesiredState {
+  links: DesiredLink[];
+  /** Every route with its `table` set. */
+  routes: Route[];
+  rules: Rule[];
+  neighbors: DesiredNeighbor[];
+  /** In write order, each key once. */
+  sysctls: Sysctl[];
+}

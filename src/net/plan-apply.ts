@@ -1,0 +1,113 @@
+/**
+ * planApply: the one plan of a netagent.v1 Apply. Pure. In order:
+ * link lines (names, MTU, ARP, addresses, up), route lines of every table
+ * (planned against the routes the link lines will leave), rule lines
+ * (additions before deletions), permanent neighbours; all for one
+ * `ip -batch`, except IPv6 rules without a prefix, which need `ip -6 -batch`
+ * (see rules.ts) and run right after it. Then the sysctl writes, after the
+ * links have their final names.
+ */
+import type { DesiredState, FullState, Sysctl } from "./full-state";
+import { impliedKernelRoutes } from "./kernel-routes";
+import { type LinkPhase, planLinkPhase, predictRoutes } from "./plan-link-phase";
+import type { RouteOp } from "./plan-routes";
+import { planTables } from "./plan-tables";
+import { batchLine, renderRouteOps } from "./render-batch";
+import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps } from "./rules";
+import { normaliseSysctlValue, parseSysctlKey, sysctlKeyFor } from "./sysctl-keys";
+
+export interface SysctlWrite extends Sysctl {
+  /** The key naming the link by its current name: where the old value is read and restored. */
+  restoreKey: string;
+  /** The value before, as read (undefined: the key did not exist then). */
+  previous: string | undefined;
+}
+
+export interface ApplyPlan {
+  links: LinkPhase;
+  routeOps: RouteOp[];
+  ruleOps: RuleOp[];
+  neighborLines: string[];
+  /** Lines for `ip -batch -`, in order. */
+  batch: string[];
+  /** Lines for `ip -6 -batch -`, run after `batch`. */
+  batch6: string[];
+  sysctls: SysctlWrite[];
+}
+
+/** A per-interface key with the link's final name replaced by its current one. */
+export function currentKey(key: string, formerName: ReadonlyMap<string, string>): string {
+  const k = parseSysctlKey(key);
+  if (typeof k === "string" || k.iface === undefined) return key;
+  const was = formerName.get(k.iface);
+  return was === undefined ? key : sysctlKeyFor(k, was);
+}
+
+export interface ApplyOptions {
+  exact: boolean;
+}
+
+export function planApply(
+  current: FullState,
+  desired: DesiredState,
+  options: ApplyOptions,
+): ApplyPlan {
+  const links = planLinkPhase(current.links, desired.links);
+  const predicted = predictRoutes(current.routes, current.links, links);
+  const routeOps = planTables(predicted, desired.routes, {
+    exact: options.exact,
+    kernel: impliedKernelRoutes(links.predicted),
+  });
+  const ruleOps = planRules(current.rules, desired.rules, { exact: options.exact });
+  const neighborLines = planPermanentNeighbors(current, desired, links);
+  const ruleLines = renderRuleOps(ruleOps);
+  const batch = [
+    ...links.lines,
+    ...renderRouteOps(routeOps),
+    ...ruleLines.filter((l) => !l.startsWith(IPV6_BATCH)),
+    ...neighborLines,
+  ];
+  const batch6 = ruleLines
+    .filter((l) => l.startsWith(IPV6_BATCH))
+    .map((l) => l.slice(IPV6_BATCH.length));
+  const sysctls: SysctlWrite[] = [];
+  for (const s of desired.sysctls) {
+    const restoreKey = currentKey(s.key, links.formerName);
+    const previous = current.sysctls.get(restoreKey);
+    if (previous !== undefined && normaliseSysctlValue(previous) === normaliseSysctlValue(s.value))
+      continue;
+    sysctls.push({ ...s, restoreKey, previous });
+  }
+  return { links, routeOps, ruleOps, neighborLines, batch, batch6, sysctls };
+}
+
+/** Permanent neighbours: the desired ones replaced when they differ, other permanent ones on managed links deleted. */
+function planPermanentNeighbors(
+  current: FullState,
+  desired: DesiredState,
+  links: LinkPhase,
+): string[] {
+  const lines: string[] = [];
+  const names = new Map(current.links.map((l) => [l.index, l.name]));
+  const finalName = (dev: string) => {
+    const l = current.links.find((x) => x.name === dev);
+    const p = l && links.predicted.find((x) => x.index === l.index);
+    return p?.name ?? names.get(l?.index ?? -1) ?? dev;
+  };
+  const have = current.neighbors
+    .filter((n) => n.state.includes("PERMANENT") && n.dev !== "lo" && !links.downed.has(n.dev))
+    .map((n) => ({ ...n, dev: finalName(n.dev) }));
+  const key = (n: { ip: string; dev: string }) => `${n.ip} ${n.dev}`;
+  const wanted = new Set(desired.neighbors.map(key));
+  for (const n of desired.neighbors) {
+    const h = have.find((x) => key(x) === key(n));
+    if (h && h.lladdr === n.lladdr && h.router === n.router) continue;
+    const t = ["neigh", "replace", n.ip, "lladdr", n.lladdr, "dev", n.dev, "nud", "permanent"];
+    if (n.router) t.push("router");
+    lines.push(batchLine(t));
+  }
+  for (const h of have) {
+    if (!wanted.has(key(h))) lines.push(batchLine(["neigh", "del", h.ip, "dev", h.dev]));
+  }
+  return lines;
+}

@@ -1,0 +1,133 @@
+/**
+ * The link part of an Apply: planLink for every desired link in turn, each
+ * against the names the earlier lines leave, and a prediction of what the
+ * kernel does to routes as a side effect, so that routes can be planned in
+ * the same batch. Pure.
+ *
+ * Kernel facts the prediction rests on (Linux 6.x, checked in a netns):
+ * - a link taken down (every rename does) loses every route through it, in
+ *   every table and both families, and its IPv6 global addresses; when it
+ *   comes up the kernel makes the prefix routes of its addresses again
+ *   (IPv4 subnet routes, fe80::/64), even ones deleted before;
+ * - an address added to an up link brings its prefix route; one removed
+ *   takes its prefix route with it.
+ * The service reads the state back after the batch and corrects anything
+ * this model did not foresee, so a gap here costs a second batch, not a
+ * wrong result.
+ */
+import type { DesiredLink } from "./full-state";
+import { impliedKernelRoutes } from "./kernel-routes";
+import type { Address, Link, Route } from "./model";
+import { planLink } from "./plan-link";
+import { TABLE_MAIN } from "./tables";
+
+export interface LinkPhase {
+  lines: string[];
+  /** The links as they will be after the lines (names, MTU, flags, addresses). */
+  predicted: Link[];
+  /** Final name -> current name, for every link whose name changes. */
+  formerName: Map<string, string>;
+  /** Current names of the links the lines take down. */
+  downed: Set<string>;
+}
+
+function withFlag(flags: readonly string[], flag: string, on: boolean): string[] {
+  const rest = flags.filter((f) => f !== flag);
+  return on ? [...rest, flag] : rest;
+}
+
+export function planLinkPhase(
+  current: readonly Link[],
+  desired: readonly DesiredLink[],
+): LinkPhase {
+  let links = current.map((l) => ({ ...l }));
+  const lines: string[] = [];
+  const downed = new Set<string>();
+  const originalName = new Map(current.map((l) => [l.index, l.name]));
+  for (const want of desired) {
+    const link = links.find((l) => l.mac === want.mac);
+    if (!link) continue;
+    const target = { ...want, exactAddresses: false };
+    lines.push(...planLink(links, link, target));
+    const newName = want.name === "" ? link.name : want.name;
+    const wasUp = link.flags.includes("UP");
+    if (newName !== link.name) {
+      downed.add(originalName.get(link.index) as string);
+      const holder = links.find((l) => l.name === newName && l.index !== link.index);
+      if (holder) {
+        if (holder.flags.includes("UP")) downed.add(originalName.get(holder.index) as string);
+        links = links.map((l) => (l.index === holder.index ? { ...l, name: link.name } : l));
+      }
+    } else if (wasUp && !want.up) {
+      downed.add(originalName.get(link.index) as string);
+    }
+    const kept: Address[] = link.addresses.filter((a) => a.scope !== "global");
+    const wanted = new Set(want.addresses.map((a) => `${a.address}/${a.prefix}`));
+    const addresses: Address[] = [
+      ...kept.filter((a) => !wanted.has(`${a.address}/${a.prefix}`)),
+      ...want.addresses.map((a) => ({
+        ...a,
+        scope: a.address.toLowerCase().startsWith("fe80:") ? "link" : "global",
+      })),
+    ];
+    let flags = withFlag(link.flags, "UP", want.up);
+    flags = withFlag(flags, "NOARP", want.noarp);
+    links = links.map((l) =>
+      l.index === link.index
+        ? { ...l, name: newName, mtu: want.mtu || l.mtu, flags, addresses }
+        : l,
+    );
+  }
+  const formerName = new Map<string, string>();
+  for (const l of links) {
+    const was = originalName.get(l.index) as string;
+    if (was !== l.name) formerName.set(l.name, was);
+  }
+  return { lines, predicted: links, formerName, downed };
+}
+
+const slot = (r: Route) => `${r.family} ${r.dst} ${r.dev} ${r.metric}`;
+
+/**
+ * The routes (every table) as the link lines leave them: see the module
+ * comment. `before` are the links as read, `phase` the plan's prediction.
+ */
+export function predictRoutes(
+  routes: readonly Route[],
+  before: readonly Link[],
+  phase: LinkPhase,
+): Route[] {
+  const nameByIndex = new Map(phase.predicted.map((l) => [l.index, l.name]));
+  const renamed = (dev: string) => {
+    const old = before.find((l) => l.name === dev);
+    return old ? (nameByIndex.get(old.index) ?? dev) : dev;
+  };
+  const impliedBefore = new Set(impliedKernelRoutes(before).map(slot));
+  const impliedAfterList = impliedKernelRoutes(phase.predicted);
+  const impliedAfter = new Set(impliedAfterList.map(slot));
+  const out: Route[] = [];
+  for (const r of routes) {
+    if (phase.downed.has(r.dev)) continue;
+    const main = (r.table ?? TABLE_MAIN) === TABLE_MAIN;
+    const moved = { ...r, dev: renamed(r.dev) };
+    if (
+      main &&
+      r.protocol === "kernel" &&
+      impliedBefore.has(slot(r)) &&
+      !impliedAfter.has(slot(moved))
+    )
+      continue;
+    out.push(moved);
+  }
+  const present = new Set(out.filter((r) => (r.table ?? TABLE_MAIN) === TABLE_MAIN).map(slot));
+  const downedNow = new Set([...phase.downed].map((n) => renamed(n)));
+  for (const k of impliedAfterList) {
+    if (present.has(slot(k))) continue;
+    // New prefix routes: of added addresses, or all of a link that went down and up.
+    const priorName = phase.formerName.get(k.dev) ?? k.dev;
+    const wasThere = impliedBefore.has(slot({ ...k, dev: priorName }));
+    if (wasThere && !downedNow.has(k.dev)) continue;
+    out.push({ ...k, table: TABLE_MAIN });
+  }
+  return out;
+}

@@ -1,0 +1,84 @@
+/**
+ * Restore planning for a failed Apply: the lines that put a namespace back
+ * exactly as it was read before. Pure; two steps, because what the kernel
+ * does to routes when links change can only be known by reading:
+ * 1. planLinksRestore: names (through temporary names, so any permutation
+ *    of renames unwinds), MTU, ARP, the exact address set, up state;
+ * 2. planStateRestore, against a fresh read: routes of every table exactly
+ *    (table local's kernel routes aside, which follow the addresses), the
+ *    exact rule set, permanent neighbours.
+ * Sysctl writes are undone by the caller from each write's previous value.
+ */
+import type { FullState } from "./full-state";
+import type { Link } from "./model";
+import { planLink, swapName } from "./plan-link";
+import { planTables } from "./plan-tables";
+import { batchLine, renderRouteOps } from "./render-batch";
+import { IPV6_BATCH, planRules, renderRuleOps } from "./rules";
+
+/** Lines that give every link of `before` still present its old name, MTU, flags and addresses. */
+export function planLinksRestore(before: readonly Link[], now: readonly Link[]): string[] {
+  const lines: string[] = [];
+  let links = now.map((l) => ({ ...l }));
+  const moved = links.filter((l) => {
+    const old = before.find((b) => b.index === l.index);
+    return old !== undefined && old.name !== l.name;
+  });
+  for (const l of moved) {
+    if (l.flags.includes("UP")) lines.push(batchLine(["link", "set", "dev", l.name, "down"]));
+    lines.push(batchLine(["link", "set", "dev", l.name, "name", swapName(l.index)]));
+  }
+  for (const l of moved) {
+    const old = before.find((b) => b.index === l.index) as Link;
+    lines.push(batchLine(["link", "set", "dev", swapName(l.index), "name", old.name]));
+    links = links.map((x) =>
+      x.index === l.index ? { ...x, name: old.name, flags: x.flags.filter((f) => f !== "UP") } : x,
+    );
+  }
+  for (const old of before) {
+    const cur = links.find((l) => l.index === old.index);
+    if (!cur || old.name === "lo") continue;
+    lines.push(
+      ...planLink(links, cur, {
+        name: "",
+        mtu: old.mtu,
+        noarp: old.flags.includes("NOARP"),
+        addresses: old.addresses,
+        up: old.flags.includes("UP"),
+        exactAddresses: true,
+      }),
+    );
+  }
+  return lines;
+}
+
+/** Lines (for `ip -batch` and `ip -6 -batch`) that give routes, rules and permanent neighbours their `before` state. */
+export function planStateRestore(
+  before: FullState,
+  now: FullState,
+): { batch: string[]; batch6: string[] } {
+  const routeLines = renderRouteOps(planTables(now.routes, before.routes, { exact: true }));
+  const ruleLines = renderRuleOps(planRules(now.rules, before.rules, { exact: true }));
+  const perm = (s: FullState) =>
+    s.neighbors.filter((n) => n.state.includes("PERMANENT") && n.dev !== "lo");
+  const key = (n: { ip: string; dev: string; lladdr: string; router: boolean }) =>
+    `${n.ip} ${n.dev} ${n.lladdr} ${n.router}`;
+  const had = new Set(perm(before).map(key));
+  const has = new Set(perm(now).map(key));
+  const neigh: string[] = [];
+  for (const n of perm(now)) {
+    if (!had.has(key(n))) neigh.push(batchLine(["neigh", "del", n.ip, "dev", n.dev]));
+  }
+  for (const n of perm(before)) {
+    if (has.has(key(n))) continue;
+    const t = ["neigh", "replace", n.ip, "lladdr", n.lladdr, "dev", n.dev, "nud", "permanent"];
+    if (n.router) t.push("router");
+    neigh.push(batchLine(t));
+  }
+  return {
+    batch: [...routeLines, ...ruleLines.filter((l) => !l.startsWith(IPV6_BATCH)), ...neigh],
+    batch6: ruleLines
+      .filter((l) => l.startsWith(IPV6_BATCH))
+      .map((l) => l.slice(IPV6_BATCH.length)),
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * Policy routing rules (`ip rule`): the model, the parser of `ip -json rule`,
+ * the planner and the renderer. Pure.
+ *
+ * The planner makes an exact set: afterwards the guest has the desired rules
+ * plus the kernel's default rules (unless the request is exact, or a desired
+ * rule takes a default rule's priority and family). New rules are added
+ * before stale ones are deleted, so no packet meets a window with neither.
+ *
+ * iproute2 takes a rule's family from its prefixes, else from `-6`, which a
+ * batch cannot switch per line: an IPv6 rule without prefixes is rendered
+ * for a separate `ip -6 -batch` (its line starts with {@link IPV6_BATCH}).
+ */
+import { defaultDst, type Family, familyOf, maxPrefix, networkText, parseIp } from "./ip";
+import { batchLine } from "./render-batch";
+import { formatTable, parseTable, TABLE_DEFAULT, TABLE_LOCAL, TABLE_MAIN } from "./tables";
+
+export type RuleAction = "lookup" | "blackhole" | "unreachable" | "prohibit";
+
+export interface Rule {
+  family: Family;
+  priority: number;
+  /** `not`: the selectors are inverted. */
+  not: boolean;
+  /** Canonical CIDRs; absent = all. */
+  src?: string;
+  dst?: string;
+  iif?: string;
+  oif?: string;
+  /** fwmark with its mask (0xffffffff when the rule gave none). */
+  fwmark?: { mark: number; mask: number };
+  action: RuleAction;
+  /** The table looked up; 0 when the action is not lookup. */
+  table: number;
+  /** Selectors this model does not carry (read only, e.g. suppress_prefixlen): such a rule is never equal to a desired one. */
+  other?: string[];
+}
+
+/** The rules a fresh namespace has: IPv4 local/main/default, IPv6 local/main. */
+export const DEFAULT_RULES: readonly Rule[] = [
+  { family: 4, priority: 0, not: false, action: "lookup", table: TABLE_LOCAL },
+  { family: 4, priority: 32766, not: false, action: "lookup", table: TABLE_MAIN },
+  { family: 4, priority: 32767, not: false, action: "lookup", table: TABLE_DEFAULT },
+  { family: 6, priority: 0, not: false, action: "lookup", table: TABLE_LOCAL },
+  { family: 6, priority: 32766, not: false, action: "lookup", table: TABLE_MAIN },
+];
+
+/** Marks a line for `ip -6 -batch -` instead of the family-less batch. */
+export const IPV6_BATCH = "-6 ";
+
+/** Every attribute that makes two rules the same rule. */
+export function ruleIdentity(r: Rule): string {
+  const mark = r.fwmark ? `${r.fwmark.mark}/${r.fwmark.mask}` : "";
+  return `${r.family} ${r.priority} ${r.not} ${r.src ?? ""} ${r.dst ?? ""} ${r.iif ?? ""} ${r.oif ?? ""} ${mark} ${r.action} ${r.table} ${(r.other ?? []).join(",")}`;
+}
+
+const KNOWN = new Set([
+  "priority",
+  "src",
+  "srclen",
+  "dst",
+  "dstlen",
+  "not",
+  "fwmark",
+  "fwmask",
+  "iif",
+  "oif",
+  "table",
+  "action",
+  // who made the rule (kernel, boot, ...): not part of what it does
+  "protocol",
+]);
+
+type Json = Record<string, unknown>;
+
+function prefix(addr: unknown, len: unknown, family: Family): string | undefined {
+  if (typeof addr !== "string" || addr === "all") return undefined;
+  const ip = parseIp(addr);
+  if (typeof ip === "string") return undefined;
+  const bits = typeof len === "number" ? len : maxPrefix(family);
+  return `${networkText(ip.bytes, bits)}/${bits}`;
+}
+
+/** Rules of one family from `ip [-6] -json rule show`. Malformed entries are skipped. */
+export function parseRules(doc: unknown, family: Family): Rule[] {
+  const out: Rule[] = [];
+  if (!Array.isArray(doc)) return out;
+  for (const raw of doc) {
+    if (!raw || typeof raw !== "object") continue;
+    const r = raw as Json;
+    if (typeof r.priority !== "number") continue;
+    const other = Object.keys(r)
+      .filter((k) => !KNOWN.has(k))
+      .map((k) => `${k}=${JSON.stringify(r[k])}`);
+    const action = typeof r.action === "string" ? r.action : "lookup";
+    if (!["lookup", "blackhole", "unreachable", "prohibit"].includes(action)) {
+      other.push(`action=${action}`);
+    }
+    const table = typeof r.table === "string" ? parseTable(r.table) : undefined;
+    if (r.table !== undefined && table === undefined) other.push(`table=${String(r.table)}`);
+    const src = prefix(r.src, r.srclen, family);
+    const dst = prefix(r.dst, r.dstlen, family);
+    const rule: Rule = {
+      family,
+      priority: r.priority,
+      not: "not" in r,
+      ...(src ? { src } : {}),
+      ...(dst ? { dst } : {}),
+      ...(typeof r.iif === "string" ? { iif: r.iif } : {}),
+      ...(typeof r.oif === "string" ? { oif: r.oif } : {}),
+      action:
+        action === "lookup" || other.some((o) => o.startsWith("action="))
+          ? "lookup"
+          : (action as RuleAction),
+      table: action === "lookup" ? (table ?? 0) : 0,
+      ...(other.length ? { other } : {}),
+    };
+    if (typeof r.fwmark === "string") {
+      const mask = typeof r.fwmask === "string" ? Number(r.fwmask) : 0xffffffff;
+      rule.fwmark = { mark: Number(r.fwmark), mask };
+    }
+    out.push(rule);
+  }
+  return out;
+}
+
+/** The rule as `ip rule` arguments after `add`/`del` (selectors, then the action). */
+function ruleArgs(r: Rule): (string | number)[] {
+  const t: (string | number)[] = ["priority", r.priority];
+  if (r.not) t.push("not");
+  if (r.src) t.push("from", r.src);
+  if (r.dst) t.push("to", r.dst);
+  if (r.iif) t.push("iif", r.iif);
+  if (r.oif) t.push("oif", r.oif);
+  if (r.fwmark) t.push("fwmark", `0x${r.fwmark.mark.toString(16)}/0x${r.fwmark.mask.toString(16)}`);
+  if (r.action === "lookup") t.push("lookup", formatTable(r.table));
+  else t.push(r.action);
+  return t;
+}
+
+/** `rule add|del ...` as a batch line; IPv6 rules without a prefix are marked for `ip -6`. */
+export function renderRule(verb: "add" | "del", r: Rule): string {
+  const line = batchLine(["rule", verb, ...ruleArgs(r)]);
+  return r.family === 6 && !r.src && !r.dst ? `${IPV6_BATCH}${line}` : line;
+}
+
+/** A rule as `ip rule` prints it, for messages and plans. */
+export function describeRule(r: Rule): string {
+  const t = ruleArgs(r).slice(2).map(String);
+  const sel = t.length && !t.includes("from") ? ["from", "all", ...t] : t;
+  return `${r.priority}: ${r.family === 6 ? "(IPv6) " : ""}${sel.join(" ")}`;
+}
+
+export interface RulePlanOptions {
+  /** The desired list is the whole set: default rules not listed are deleted. */
+  exact?: boolean;
+}
+
+export type RuleOp = { op: "add"; rule: Rule } | { op: "del"; rule: Rule };
+
+/** The operations that turn `current` into `desired` (see the module comment). */
+export function planRules(
+  current: readonly Rule[],
+  desired: readonly Rule[],
+  options: RulePlanOptions = {},
+): RuleOp[] {
+  const taken = new Set(desired.map((r) => `${r.family} ${r.priority}`));
+  const defaults = options.exact
+    ? []
+    : DEFAULT_RULES.filter((d) => !taken.has(`${d.family} ${d.priority}`));
+  const target = [...desired, ...defaults];
+  const targetIds = new Set(target.map(ruleIdentity));
+  const currentIds = new Set(current.map(ruleIdentity));
+  const ops: RuleOp[] = [];
+  const added = new Set<string>();
+  for (const r of target) {
+    const id = ruleIdentity(r);
+    if (currentIds.has(id) || added.has(id)) continue;
+    added.add(id);
+    ops.push({ op: "add", rule: r });
+  }
+  for (const r of current) if (!targetIds.has(ruleIdentity(r))) ops.push({ op: "del", rule: r });
+  return ops;
+}
+
+export function renderRuleOps(ops: readonly RuleOp[]): string[] {
+  return ops.map((o) => renderRule(o.op, o.rule));
+}
+
+/** The family of a rule: from its prefixes, else the declared one. */
+export function ruleFamily(declared: Family, src?: string, dst?: string): Family {
+  const probe = src ?? dst;
+  return probe ? familyOf(probe) : declared;
+}
+
+export { defaultDst };

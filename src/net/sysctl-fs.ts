@@ -1,0 +1,74 @@
+/**
+ * SysctlFs: the only code that reads and writes /proc/sys/net. A process
+ * sees its own network namespace's values there, so the agent reads and
+ * writes the guest's. Keys are mapped to paths by sysctl-keys.ts alone.
+ */
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Code, TtrpcError } from "../ttrpc/codes";
+import { NAMESPACED_KEYS, PER_INTERFACE, parseSysctlKey, SYSCTL_ROOT } from "./sysctl-keys";
+
+export class SysctlFs {
+  /** `root` replaces /proc/sys/net for tests. */
+  constructor(readonly root = SYSCTL_ROOT) {}
+
+  private path(key: string): string {
+    const k = parseSysctlKey(key);
+    if (typeof k === "string") {
+      throw new TtrpcError(`sysctl ${key}: ${k}`, Code.INVALID_ARGUMENT);
+    }
+    return this.root + k.path.slice(SYSCTL_ROOT.length);
+  }
+
+  /** The values of `keys` that exist and can be read (some, e.g. stable_secret, refuse reads). */
+  read(keys: Iterable<string>): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const key of keys) {
+      try {
+        out.set(key, readFileSync(this.path(key), "utf8").replace(/\n$/, ""));
+      } catch {
+        // absent or unreadable: not part of the state
+      }
+    }
+    return out;
+  }
+
+  /** Writes one value; the kernel's refusal (EINVAL, ENOENT, ...) becomes an error naming the key. */
+  write(key: string, value: string): void {
+    try {
+      writeFileSync(this.path(key), value);
+    } catch (err) {
+      if (err instanceof TtrpcError) throw err;
+      const e = err as NodeJS.ErrnoException;
+      const why =
+        e.code === "EINVAL"
+          ? "the kernel refused the value (EINVAL)"
+          : e.code === "ENOENT"
+            ? "no such sysctl here (ENOENT)"
+            : `${e.code ?? e.message}`;
+      const code =
+        e.code === "EINVAL"
+          ? Code.INVALID_ARGUMENT
+          : e.code === "ENOENT"
+            ? Code.NOT_FOUND
+            : Code.INTERNAL;
+      throw new TtrpcError(`sysctl ${key}=${value}: ${why}`, code, { cause: err });
+    }
+  }
+
+  /** Every allowed key that exists for these interfaces (with all/default) and the namespaced ones. */
+  list(ifaces: readonly string[]): string[] {
+    const keys: string[] = [...NAMESPACED_KEYS];
+    for (const { prefix, dir } of PER_INTERFACE) {
+      for (const iface of ["all", "default", ...ifaces]) {
+        let leaves: string[];
+        try {
+          leaves = readdirSync(`${this.root}/${dir}/${iface}`);
+        } catch {
+          continue;
+        }
+        for (const leaf of leaves.sort()) keys.push(`${prefix}${iface}.${leaf}`);
+      }
+    }
+    return keys.filter((k) => typeof parseSysctlKey(k) !== "string");
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The model to netagent.v1 wire shapes, for both sides: the agent answers
+ * Get and Apply with it, the host builds Apply requests from a pod read
+ * with it. (Wire to model, with validation, is src/agent/validate-state.ts.)
+ */
+import { create } from "@bufbuild/protobuf";
+import {
+  type Interface,
+  InterfaceSchema,
+  NeighborSchema,
+  type Neighbor as ProtoNeighbor,
+  type Route as ProtoRoute,
+  type Rule as ProtoRule,
+  RouteSchema,
+  RouteType,
+  RuleAction,
+  RuleSchema,
+  type State,
+  StateSchema,
+} from "../gen/network_pb";
+import type { Sysctl } from "../net/full-state";
+import type { Link, Neighbor, Route } from "../net/model";
+import type { Rule } from "../net/rules";
+import { TABLE_LOCAL, TABLE_MAIN } from "../net/tables";
+
+export const ROUTE_TYPES: Record<string, RouteType> = {
+  unicast: RouteType.UNICAST,
+  blackhole: RouteType.BLACKHOLE,
+  unreachable: RouteType.UNREACHABLE,
+  prohibit: RouteType.PROHIBIT,
+  throw: RouteType.THROW,
+};
+
+export const ROUTE_TYPE_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(ROUTE_TYPES).map(([k, v]) => [v, k]),
+);
+
+export const RULE_ACTIONS: Record<Rule["action"], RuleAction> = {
+  lookup: RuleAction.LOOKUP,
+  blackhole: RuleAction.BLACKHOLE,
+  unreachable: RuleAction.UNREACHABLE,
+  prohibit: RuleAction.PROHIBIT,
+};
+
+export const RULE_ACTION_NAMES: Record<number, Rule["action"]> = {
+  [RuleAction.LOOKUP]: "lookup",
+  [RuleAction.BLACKHOLE]: "blackhole",
+  [RuleAction.UNREACHABLE]: "unreachable",
+  [RuleAction.PROHIBIT]: "prohibit",
+};
+
+/** Whether a route is part of the state: not the kernel's own in table local, not a local/broadcast type, not on lo. */
+export function isStateRoute(r: Route): boolean {
+  if ((r.table ?? TABLE_MAIN) === TABLE_LOCAL && r.protocol === "kernel") return false;
+  if (!(r.type in ROUTE_TYPES)) return false;
+  return !(r.type === "unicast" && r.dev === "lo");
+}
+
+export function linkToWire(l: Link): Interface {
+  return create(InterfaceSchema, {
+    mac: l.mac,
+    name: l.name,
+    mtu: l.mtu,
+    addresses: l.addresses.map((a) => ({ address: a.address, prefix: a.prefix })),
+    noarp: l.flags.includes("NOARP"),
+    up: l.flags.includes("UP"),
+  });
+}
+
+export function routeToWire(r: Route): ProtoRoute {
+  return create(RouteSchema, {
+    table: r.table ?? TABLE_MAIN,
+    family: r.family,
+    dest: r.dst,
+    gateway: r.gateway ?? "",
+    device: r.dev,
+    source: r.prefsrc ?? "",
+    metric: r.metric,
+    type: ROUTE_TYPES[r.type] ?? RouteType.UNICAST,
+    scope: r.scope,
+    onlink: r.onlink,
+    mtu: r.mtu,
+    protocol: r.protocol,
+  });
+}
+
+export function ruleToWire(r: Rule): ProtoRule {
+  return create(RuleSchema, {
+    priority: r.priority,
+    family: r.family,
+    from: r.src ?? "",
+    to: r.dst ?? "",
+    iif: r.iif ?? "",
+    oif: r.oif ?? "",
+    fwmark: r.fwmark?.mark ?? 0,
+    fwmask: r.fwmark?.mask ?? 0,
+    table: r.table,
+    action: RULE_ACTIONS[r.action],
+    not: r.not,
+  });
+}
+
+export function neighborToWire(n: Neighbor): ProtoNeighbor {
+  return create(NeighborSchema, {
+    address: n.ip,
+    device: n.dev,
+    lladdr: n.lladdr,
+    router: n.router,
+  });
+}
+
+/**
+ * A namespace's state as the wire State: links but lo, routes of every
+ * table but the kernel's own in local, rules the model can carry,
+ * permanent neighbours with a MAC, the sysctls given.
+ */
+export function stateToWire(s: {
+  links: readonly Link[];
+  routes: readonly Route[];
+  rules: readonly Rule[];
+  neighbors: readonly Neighbor[];
+  sysctls: readonly Sysctl[];
+}): State {
+  return create(StateSchema, {
+    interfaces: s.links
+      .filter((l) => l.name !== "lo" && !l.flags.includes("LOOPBACK"))
+      .map(linkToWire),
+    routes: s.routes.filter(isStateRoute).map(routeToWire),
+    rules: s.rules.filter((r) => !r.other?.length).map(ruleToWire),
+    neighbors: s.neighbors
+      .filter((n) => n.state.includes("PERMANENT") && n.lladdr && n.dev !== "lo")
+      .map(neighborToWire),
+    sysctls: s.sysctls.map((x) => ({ key: x.key, value: x.value })),
+  });
+}
