@@ -62,16 +62,25 @@ describe("sync and diff of a Calico dual-stack pod", () => {
   });
 
   it("diff says EQUAL after sync (the /128's kernel route is not guest-only)", async () => {
-    const sync = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
+    const sync = await ctl(["--addr", guest.addr, "sync", "--kata", "--netns", pod.name]);
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
     // Independently: the guest's kernel made the /128 route itself.
     const v6 = await guest.ns.json<{ dst: string; protocol: string }[]>("-6", "route", "show");
     expect(v6).toContainEqual(
       expect.objectContaining({ dst: "fd00:10:65::11", protocol: "kernel" }),
     );
-    const diff = await ctl(["--addr", guest.addr, "diff", "--netns", pod.name]);
+    const diff = await ctl(["--addr", guest.addr, "diff", "--kata", "--netns", pod.name]);
     expect(diff.stdout).not.toMatch(/fd00:10:65::11\/128 dev eth0/);
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
     expect(diff.stdout).toContain("verdict: EQUAL");
+  });
+
+  it("the same pod through Apply (netagent.v1): the whole-state diff says EQUAL too", async () => {
+    const sync = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
+    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    expect(sync.stdout).toContain("with one Apply");
+    const diff = await ctl(["--addr", guest.addr, "diff", "--netns", pod.name]);
+    expect(diff.code, diff.stdout + diff.stderr).toBe(0);
+    expect(diff.stdout).toMatch(/^= +fd00:10:65::11\/128 dev eth0 metric 256 proto kernel/m);
   });
 });
