@@ -200,10 +200,24 @@ export function renderStateComparison(
         (n, s) => n + s.rows.filter((r) => r.mark !== ">" && !r.pod.startsWith(" ")).length,
         0,
       );
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const routeTables = c.sections.filter((s) => s.title.startsWith("routes")).length;
   out.push(
     c.equal
-      ? `verdict: EQUAL (${count((t) => t === "interfaces")} interfaces, ${count((t) => t.startsWith("routes"))} routes, ${count((t) => t === "rules")} rules, ${count((t) => t.startsWith("sysctls"))} sysctls)`
-      : `verdict: DIFFERENT (${c.differences} difference${c.differences === 1 ? "" : "s"}; < pod only, > guest only, ~ changed)`,
+      ? `verdict: EQUAL (${plural(
+          count((t) => t === "interfaces"),
+          "interface",
+        )}, ${plural(
+          count((t) => t.startsWith("routes")),
+          "route",
+        )} in ${plural(routeTables, "table")}, ${plural(
+          count((t) => t === "rules"),
+          "ip rule",
+        )}, ${plural(
+          count((t) => t.startsWith("sysctls")),
+          "sysctl",
+        )})`
+      : `verdict: DIFFERENT (${plural(c.differences, "difference")}; < pod only, > guest only, ~ changed)`,
   );
   return `${out.join("\n")}\n`;
 }
