@@ -6,13 +6,14 @@
  * small frame) instead of an exception outside the call.
  */
 import { create, type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
-import type { Request } from "../gen/ttrpc_pb";
+import type { CallAbort } from "./call-abort";
 import { Code, TtrpcError } from "./codes";
 import { countRepeated } from "./count-repeated";
-import { encodeFrame, FrameType, MAX_DATA_LENGTH } from "./frame";
+import { encodeOkResponseFrame, type RequestEnvelope } from "./envelope";
+import { encodeFrame, FrameType } from "./frame";
 import { clipText } from "./quote";
 import type { CallContext, ServiceRegistry } from "./service";
-import { encodeErrorResponse, encodeOkResponse } from "./status";
+import { encodeErrorResponse } from "./status";
 
 /** The longest delay setTimeout honours (2^31-1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 0x7fff_ffff;
@@ -34,35 +35,25 @@ export interface CallOutcome {
 export async function runCall(
   registry: ServiceRegistry,
   streamId: number,
-  request: Request,
-  controller: AbortController,
+  request: RequestEnvelope,
+  controller: CallAbort,
   maxRepeated: number,
 ): Promise<CallOutcome> {
   const started = performance.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let settled: Promise<void> = Promise.resolve();
-  let response: Uint8Array;
+  let frame: Uint8Array;
   let code = Code.OK;
   let message = "";
   try {
     const entry = registry.lookup(request.service, request.method);
     const input = decodeInput(entry.input, request.payload, maxRepeated);
     const timeoutMs = Number(request.timeoutNano) / 1e6;
-    let deadline: number | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      if (!(timeoutMs > 0)) return;
-      deadline = started + timeoutMs;
-      // A longer delay would overflow the timer and fire at once.
-      if (timeoutMs > MAX_TIMER_MS) return;
-      timer = setTimeout(() => {
-        const reason = new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED);
-        controller.abort(reason);
-        reject(reason);
-      }, timeoutMs);
-    });
-    expired.catch(() => {});
+    const deadline = timeoutMs > 0 ? started + timeoutMs : undefined;
     const ctx: CallContext = {
-      signal: controller.signal,
+      get signal() {
+        return controller.signal;
+      },
       deadline,
       metadata: metadataMap(request),
     };
@@ -71,23 +62,31 @@ export async function runCall(
       () => {},
       () => {},
     );
-    const output = await Promise.race([work, expired]);
-    response = encodeOk(entry.output, output);
-    if (response.length > MAX_DATA_LENGTH) {
-      throw new TtrpcError(
-        `response length ${response.length} exceed maximum message size of ${MAX_DATA_LENGTH}`,
-        Code.RESOURCE_EXHAUSTED,
-      );
+    let output: unknown;
+    // A longer delay would overflow the timer and fire at once: no timer then.
+    if (deadline === undefined || timeoutMs > MAX_TIMER_MS) {
+      output = await work;
+    } else {
+      const expired = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const reason = new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED);
+          controller.abort(reason);
+          reject(reason);
+        }, timeoutMs);
+      });
+      expired.catch(() => {});
+      output = await Promise.race([work, expired]);
     }
+    frame = encodeOkResponseFrame(streamId, encodeOk(entry.output, output));
   } catch (err) {
     const status = statusOf(err);
     code = status.code;
     message = status.message;
-    response = encodeError(status);
+    return { ...answerFrame(streamId, encodeError(status), code, message), settled };
   } finally {
     clearTimeout(timer);
   }
-  return { ...answerFrame(streamId, response, code, message), settled };
+  return { frame, code, message, settled };
 }
 
 /** The Response frame, or an INTERNAL one when this answer cannot be framed. */
@@ -104,11 +103,11 @@ function answerFrame(streamId: number, response: Uint8Array, code: Code, message
   }
 }
 
-/** The OK Response for a handler's output; INTERNAL when it cannot be encoded. */
+/** The payload of the OK Response for a handler's output; INTERNAL when it cannot be encoded. */
 function encodeOk(schema: DescMessage, output: unknown): Uint8Array {
   const message = createOutput(schema, output);
   try {
-    return encodeOkResponse(toBinary(schema, message));
+    return toBinary(schema, message);
   } catch (err) {
     throw new TtrpcError(
       `answer could not be encoded: ${clipText(errorText(err), 256)}`,
@@ -137,6 +136,8 @@ function statusOf(err: unknown): TtrpcError {
 }
 
 function decodeInput(schema: DescMessage, payload: Uint8Array, maxRepeated: number): unknown {
+  // An empty payload is the empty message (Check, ListRoutes): no reader needed.
+  if (payload.length === 0) return create(schema);
   countRepeated(schema, payload, maxRepeated);
   try {
     return fromBinary(schema, payload);
@@ -149,7 +150,7 @@ function decodeInput(schema: DescMessage, payload: Uint8Array, maxRepeated: numb
   }
 }
 
-function metadataMap(request: Request): Map<string, string[]> {
+function metadataMap(request: RequestEnvelope): Map<string, string[]> {
   const map = new Map<string, string[]>();
   for (const { key, value } of request.metadata) {
     const values = map.get(key);

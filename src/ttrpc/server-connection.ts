@@ -6,10 +6,9 @@
  * At the cap, received bytes wait undecoded and `onBusy(true)` asks the
  * transport to stop reading until a call ends.
  */
-import { fromBinary } from "@bufbuild/protobuf";
-import { type Request, RequestSchema } from "../gen/ttrpc_pb";
+import { CallAbort } from "./call-abort";
 import { Code, TtrpcError } from "./codes";
-import { countRepeated } from "./count-repeated";
+import { decodeRequest, type RequestEnvelope } from "./envelope";
 import { type DecodedFrame, encodeFrame, FrameDecoder, FrameType, MAX_DATA_LENGTH } from "./frame";
 import { MAX_CALLS_PER_CONNECTION, MAX_REPEATED_ENTRIES } from "./limits";
 import { clipText } from "./quote";
@@ -41,7 +40,7 @@ export interface CallInfo {
 }
 
 interface InFlight {
-  controller: AbortController;
+  controller: CallAbort;
   done: Promise<void>;
 }
 
@@ -171,10 +170,9 @@ export class ServerConnection {
     }
     this.lastStreamId = streamId;
 
-    let request: Request;
+    let request: RequestEnvelope;
     try {
-      countRepeated(RequestSchema, data, this.maxRepeated);
-      request = fromBinary(RequestSchema, data);
+      request = decodeRequest(data, this.maxRepeated);
     } catch (err) {
       this.sendError(
         streamId,
@@ -188,7 +186,7 @@ export class ServerConnection {
       return;
     }
 
-    const controller = new AbortController();
+    const controller = new CallAbort();
     const call: InFlight = { controller, done: Promise.resolve() };
     this.inflight.set(streamId, call);
     call.done = this.serve(streamId, request, controller)
@@ -200,7 +198,7 @@ export class ServerConnection {
   }
 
   /** Runs one call, sends its answer, and resolves once its work has ended. */
-  private async serve(streamId: number, request: Request, controller: AbortController) {
+  private async serve(streamId: number, request: RequestEnvelope, controller: CallAbort) {
     const started = performance.now();
     const outcome = await runCall(
       this.options.registry,
