@@ -1,26 +1,21 @@
 /**
- * The pod's packet filter for sync and diff: read with iptables-save /
- * ip6tables-save inside the pod's namespace (counters left out), sent with
- * SetIPTables, compared with what GetIPTables reports, normalised (no
- * counters, no comments with dates, tables in name order).
+ * The pod's packet filter for sync and diff: read inside the pod's
+ * namespace (iptables-pod.ts), sent with SetIPTables (counters left out),
+ * compared with what GetIPTables reports, normalised (no counters, no
+ * comments with dates, tables in name order).
  */
 import { AgentService } from "../gen/agent_pb";
-import { type IpFamily, IptablesRunner } from "../net/iptables-runner";
+import type { IpFamily } from "../net/iptables-runner";
 import { hasRules, normaliseRules, splitTables } from "../net/iptables-text";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { AgentClient, CallOptions } from "./client";
+import type { Rules } from "./iptables-pod";
 
 export const FAMILIES: readonly IpFamily[] = [4, 6];
 
-export type Rules = Record<IpFamily, string>;
+export { type Rules, readPodRules } from "./iptables-pod";
 
 const latin1 = (data: Uint8Array) => Buffer.from(data).toString("latin1");
-
-/** The pod's rules of both families, as iptables-save prints them, read inside `netns`. */
-export async function readPodRules(netns: string, runner?: IptablesRunner): Promise<Rules> {
-  const r = runner ?? new IptablesRunner({ netns });
-  return { 4: latin1(await r.save(4)), 6: latin1(await r.save(6)) };
-}
 
 /** The guest's rules through GetIPTables; undefined when the agent does not implement it. */
 export async function readGuestRules(

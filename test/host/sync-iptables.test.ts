@@ -8,6 +8,7 @@
  * mirrors that too, tables the pod no longer has removed from the guest.
  * And `netagentctl iptables get|set` by hand.
  */
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normaliseRules } from "../../src/net/iptables-text";
@@ -124,5 +125,53 @@ describe("sync and diff of the pod's packet filter", () => {
     } finally {
       dir.remove();
     }
+  });
+});
+
+describe("a pod whose rules are in the legacy backend", () => {
+  let pod: Netns;
+  let wire: Netns;
+  let guest: Guest;
+  const legacy = (args: string[], input?: string) => {
+    const r = spawnSync("ip", ["netns", "exec", pod.name, ...args], { input, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+
+  beforeAll(async () => {
+    pod = await Netns.create("nh15l");
+    wire = await Netns.create("nh15x");
+    await pod.veth("eth0", "wire0", { mac: MAC, peerNs: wire });
+    await pod.ip("addr", "add", "10.15.0.2/24", "dev", "eth0");
+    // An init on a host whose iptables is legacy writes x_tables rules,
+    // which iptables-nft-save does not show.
+    legacy(["iptables-legacy-restore"], rulesFixture("mesh-istio.rules"));
+    guest = await Guest.create(MAC);
+  });
+  afterAll(async () => {
+    await guest?.remove();
+    await pod?.remove();
+    await wire?.remove();
+  });
+
+  it("sync reads them with iptables-legacy-save and mirrors them; diff says EQUAL", async () => {
+    expect(saveIn(pod.name)).toBe("");
+    const sync = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stdout).toContain("packet filter (iptables): 23 rules sent in filter, nat");
+    expect(rulesIn(guest.ns.name)).toEqual(normaliseRules(legacy(["iptables-legacy-save"])));
+    const diff = await ctl(["--addr", guest.addr, "diff", "--netns", pod.name]);
+    expect(diff.code, diff.stdout + diff.stderr).toBe(0);
+  });
+
+  it("rules in both backends: sync refuses to guess, saying why", async () => {
+    restoreIn(pod.name, "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n");
+    const sync = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
+    expect(sync.code).toBe(1);
+    expect(sync.stderr).toContain(
+      "the pod has iptables rules in both the nftables and the legacy backend: not mirrored",
+    );
+    const diff = await ctl(["--addr", guest.addr, "diff", "--netns", pod.name]);
+    expect(diff.code).toBe(3);
   });
 });

@@ -22,7 +22,9 @@ import { NETAGENTCTL } from "../host/helpers";
 import { ensureGuestImage } from "./image";
 
 const MAC = "52:54:00:0a:f8:15";
-const BOOT_TIMEOUT_MS = 180_000;
+const BOOT_TIMEOUT_MS = 300_000;
+// A TCG guest on two shared cores: each step gets minutes, not vitest's default minute.
+const STEP_MS = 180_000;
 
 function ctl(args: string[], input?: string) {
   const r = spawnSync(NETAGENTCTL, args, { input, encoding: "utf8", timeout: 120_000 });
@@ -78,89 +80,108 @@ describe("a mesh ruleset mirrored from a pod into the QEMU guest", () => {
     return r.lines;
   }
 
-  it("the guest has the tools and the netfilter modules loaded, and no rules yet", async () => {
-    const modules = await guest("cut -d' ' -f1 /proc/modules");
-    for (const m of [
-      "nf_tables",
-      "nft_compat",
-      "x_tables",
-      "nft_chain_nat",
-      "xt_REDIRECT",
-      "xt_owner",
-    ]) {
-      expect(modules).toContain(m);
-    }
-    const version = await guest("iptables-save --version 2>&1 || iptables -V");
-    say("guest# iptables -V", version.join("\n"));
-    expect(version.join("\n")).toMatch(/nf_tables/);
-    expect(await guest("iptables-save")).toEqual([]);
-  });
+  it(
+    "the guest has the tools and the netfilter modules loaded, and no rules yet",
+    async () => {
+      const modules = await guest("cut -d' ' -f1 /proc/modules");
+      for (const m of [
+        "nf_tables",
+        "nft_compat",
+        "x_tables",
+        "nft_chain_nat",
+        "xt_REDIRECT",
+        "xt_owner",
+      ]) {
+        expect(modules).toContain(m);
+      }
+      const version = await guest("iptables-save --version 2>&1 || iptables -V");
+      say("guest# iptables -V", version.join("\n"));
+      expect(version.join("\n")).toMatch(/nf_tables/);
+      expect(await guest("iptables-save")).toEqual([]);
+    },
+    STEP_MS,
+  );
 
-  it("sync mirrors the pod's rules; the guest's own iptables-save reads them back equal", async () => {
-    const podV4 = saveIn(pod.name, 4);
-    const podV6 = saveIn(pod.name, 6);
-    say(`host# ip netns exec POD iptables-save   (POD=${pod.name})`, podV4);
+  it(
+    "sync mirrors the pod's rules; the guest's own iptables-save reads them back equal",
+    async () => {
+      const podV4 = saveIn(pod.name, 4);
+      const podV6 = saveIn(pod.name, 6);
+      say(`host# ip netns exec POD iptables-save   (POD=${pod.name})`, podV4);
 
-    const sync = ctl(["--addr", vm.agentAddress, "sync", "--netns", pod.name]);
-    say(`host# netagentctl --addr ${vm.agentAddress} sync --netns POD`, sync.stdout + sync.stderr);
-    expect(sync.code, sync.stderr).toBe(0);
-    expect(sync.stdout).toContain("packet filter (iptables): 23 rules sent in filter, nat");
-    expect(sync.stdout).toContain("packet filter (ip6tables): 10 rules sent in nat");
+      const sync = ctl(["--addr", vm.agentAddress, "sync", "--netns", pod.name]);
+      say(
+        `host# netagentctl --addr ${vm.agentAddress} sync --netns POD`,
+        sync.stdout + sync.stderr,
+      );
+      expect(sync.code, sync.stderr).toBe(0);
+      expect(sync.stdout).toContain("packet filter (iptables): 23 rules sent in filter, nat");
+      expect(sync.stdout).toContain("packet filter (ip6tables): 10 rules sent in nat");
 
-    const guestV4 = await guest("iptables-save");
-    const guestV6 = await guest("ip6tables-save");
-    say("guest# iptables-save   (the guest's debug console, not the agent)", guestV4.join("\n"));
-    expect(normaliseRules(guestV4.join("\n"))).toEqual(normaliseRules(podV4));
-    expect(normaliseRules(guestV6.join("\n"))).toEqual(normaliseRules(podV6));
-    expect(normaliseRules(guestV4.join("\n"))).toEqual(
-      normaliseRules(rulesFixture("mesh-istio.rules")),
-    );
+      const guestV4 = await guest("iptables-save");
+      const guestV6 = await guest("ip6tables-save");
+      say("guest# iptables-save   (the guest's debug console, not the agent)", guestV4.join("\n"));
+      expect(normaliseRules(guestV4.join("\n"))).toEqual(normaliseRules(podV4));
+      expect(normaliseRules(guestV6.join("\n"))).toEqual(normaliseRules(podV6));
+      expect(normaliseRules(guestV4.join("\n"))).toEqual(
+        normaliseRules(rulesFixture("mesh-istio.rules")),
+      );
 
-    const diff = ctl(["--addr", vm.agentAddress, "diff", "--netns", pod.name]);
-    say("host# netagentctl diff --netns POD", diff.stdout + diff.stderr);
-    expect(diff.code, diff.stdout + diff.stderr).toBe(0);
-    expect(diff.stdout).toMatch(
-      /verdict: EQUAL \(1 interface, \d+ routes?, 33 packet-filter rules\)/,
-    );
-  });
+      const diff = ctl(["--addr", vm.agentAddress, "diff", "--netns", pod.name]);
+      say("host# netagentctl diff --netns POD", diff.stdout + diff.stderr);
+      expect(diff.code, diff.stdout + diff.stderr).toBe(0);
+      expect(diff.stdout).toMatch(
+        /verdict: EQUAL \(1 interface, \d+ routes?, 33 packet-filter rules\)/,
+      );
+    },
+    STEP_MS,
+  );
 
-  it("the rules are live in the guest kernel: local TCP goes through ISTIO_REDIRECT", async () => {
-    const counter = async () => {
-      const lines = await guest("iptables -t nat -L ISTIO_REDIRECT -v -n -x");
-      // "pkts bytes target ...": the rule's row, not the "Chain ISTIO_REDIRECT" header.
-      const rule = lines.find((l) => /^\s*\d+\s+\d+\s+REDIRECT\b/.test(l));
-      if (rule === undefined) throw new Error(`no REDIRECT row in:\n${lines.join("\n")}`);
-      return Number(rule.trim().split(/\s+/)[0]);
-    };
-    const before = await counter();
-    // Out through eth0 (a local address would go via lo, which istio's rules
-    // let pass): REDIRECTed to the guest's own port 15001 before it leaves,
-    // where nothing listens, so the connect fails at once inside the guest.
-    await vm.console.run(
-      "nc -w 2 10.15.0.9 80 </dev/null || wget -q -T 2 -O /dev/null http://10.15.0.9/; echo done",
-      30_000,
-    );
-    const after = await counter();
-    say(
-      "guest# iptables -t nat -L ISTIO_REDIRECT -v -n -x  (packets before, after one connect)",
-      `${before} -> ${after}`,
-    );
-    expect(after).toBeGreaterThan(before);
-  });
+  it(
+    "the rules are live in the guest kernel: local TCP goes through ISTIO_REDIRECT",
+    async () => {
+      const counter = async () => {
+        const lines = await guest("iptables -t nat -L ISTIO_REDIRECT -v -n -x");
+        // "pkts bytes target ...": the rule's row, not the "Chain ISTIO_REDIRECT" header.
+        const rule = lines.find((l) => /^\s*\d+\s+\d+\s+REDIRECT\b/.test(l));
+        if (rule === undefined) throw new Error(`no REDIRECT row in:\n${lines.join("\n")}`);
+        return Number(rule.trim().split(/\s+/)[0]);
+      };
+      const before = await counter();
+      // Out through eth0 (a local address would go via lo, which istio's rules
+      // let pass): REDIRECTed to the guest's own port 15001 before it leaves,
+      // where nothing listens, so the connect fails at once inside the guest.
+      await vm.console.run(
+        "nc -w 2 10.15.0.9 80 </dev/null || wget -q -T 2 -O /dev/null http://10.15.0.9/; echo done",
+        30_000,
+      );
+      const after = await counter();
+      say(
+        "guest# iptables -t nat -L ISTIO_REDIRECT -v -n -x  (packets before, after one connect)",
+        `${before} -> ${after}`,
+      );
+      expect(after).toBeGreaterThan(before);
+    },
+    STEP_MS,
+  );
 
-  it("a malformed input is refused with the line number; the guest's rules are unchanged", async () => {
-    const before = await guest("iptables-save");
-    const bad = ctl(
-      ["--addr", vm.agentAddress, "iptables", "set", "--file", "-"],
-      "*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -j REDIRECT --to-ports 99999\nCOMMIT\n",
-    );
-    say("host# netagentctl iptables set --file - (a bad port on line 3)", bad.stderr);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain(
-      "INVALID_ARGUMENT: data: iptables-restore: line 3: Port `99999' not valid",
-    );
-    expect(normaliseRules((await guest("iptables-save")).join("\n"))).toEqual(
-      normaliseRules(before.join("\n")),
-    );
-  });
+  it(
+    "a malformed input is refused with the line number; the guest's rules are unchanged",
+    async () => {
+      const before = await guest("iptables-save");
+      const bad = ctl(
+        ["--addr", vm.agentAddress, "iptables", "set", "--file", "-"],
+        "*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -j REDIRECT --to-ports 99999\nCOMMIT\n",
+      );
+      say("host# netagentctl iptables set --file - (a bad port on line 3)", bad.stderr);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain(
+        "INVALID_ARGUMENT: data: iptables-restore: line 3: Port `99999' not valid",
+      );
+      expect(normaliseRules((await guest("iptables-save")).join("\n"))).toEqual(
+        normaliseRules(before.join("\n")),
+      );
+    },
+    STEP_MS,
+  );
 });
