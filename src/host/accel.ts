@@ -130,7 +130,8 @@ async function libcIoctl(): Promise<((fd: number, req: number) => [number, numbe
     });
     return (fd, req) => {
       const r = symbols.ioctl(fd, req, 0);
-      return [r, r < 0 ? read.i32(symbols.__errno_location() as never, 0) : 0];
+      const errno = r < 0 ? symbols.__errno_location() : null;
+      return [r, errno ? read.i32(errno, 0) : 0];
     };
   } catch {
     return undefined;
