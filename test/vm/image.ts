@@ -6,7 +6,15 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { IPFamily } from "../../src/gen/types_pb";
 
-const IMAGE = ["dist/guest/vmlinuz", "dist/guest/initrd.img"];
+const IMAGE = [
+  "dist/guest/vmlinuz",
+  "dist/guest/initrd.img",
+  "dist/guest/root.erofs",
+  "dist/guest/boot-initrd.img",
+  "dist/guest/boot.json",
+  "dist/guest/boot-image.json",
+  "dist/guest/boot-initramfs.json",
+];
 
 function newestInput(): number {
   const inputs = [
