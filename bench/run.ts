@@ -3,9 +3,13 @@
  * and written to dist/bench.json. Not part of the test command; needs root
  * (network namespaces), a built dist/netagent, and Go for rows 1-2.
  *
- *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8] [--pairs 7] [--counts 1,100,1000,10000,50000]
+ *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8,9] [--pairs 7] [--counts 1,100,1000,10000,50000]
  *                    [--big-pairs 5] [--no-change-counts 100,10000] [--calls 100000]
- *                    [--slope-calls 300000] [--quick]
+ *                    [--slope-calls 300000] [--vm-boots 3] [--vm-pairs 3] [--vm-idle-ms 10000]
+ *                    [--quick]
+ *
+ * Row 9 boots QEMU guests (TCG unless KVM really runs one; NETAGENT_ACCEL=tcg
+ * forces it): minutes under TCG, runnable alone with --rows 9.
  *
  * Everything is ratios of interleaved runs (A B / B A) against a reference
  * measured in the same run: the machine is shared and noisy.
@@ -23,6 +27,7 @@ import { memoryRows } from "./rows/memory";
 import { podSyncRows } from "./rows/pod-sync";
 import { ttrpcRows } from "./rows/ttrpc";
 import { updateRoutesRows } from "./rows/update-routes";
+import { vmRows } from "./rows/vm";
 
 const argv = process.argv.slice(2);
 const opt = (name: string): string | undefined => {
@@ -31,7 +36,7 @@ const opt = (name: string): string | undefined => {
 };
 const list = (name: string, dflt: number[]) => opt(name)?.split(",").map(Number) ?? dflt;
 const quick = argv.includes("--quick");
-const rowsWanted = new Set(list("--rows", [1, 2, 3, 4, 5, 6, 7, 8]));
+const rowsWanted = new Set(list("--rows", [1, 2, 3, 4, 5, 6, 7, 8, 9]));
 const pairs = Number(opt("--pairs") ?? (quick ? 3 : 7));
 const bigPairs = Number(opt("--big-pairs") ?? (quick ? 1 : 5));
 
@@ -113,6 +118,15 @@ async function main(): Promise<void> {
   }
   if (rowsWanted.has(7)) await phase("row 7 (large message)", () => largeMessageRows(pairs));
   if (rowsWanted.has(8)) await phase("row 8 (pod sync)", () => podSyncRows(Math.max(pairs, 11)));
+  if (rowsWanted.has(9)) {
+    await phase("row 9 (VM: image mode vs initramfs mode)", () =>
+      vmRows({
+        boots: Number(opt("--vm-boots") ?? 3),
+        pairs: Number(opt("--vm-pairs") ?? (quick ? 1 : 3)),
+        idleMs: Number(opt("--vm-idle-ms") ?? 10_000),
+      }),
+    );
+  }
 
   const bunVersion = execFileSync(BUN, ["--version"], { encoding: "utf8" }).trim();
   const gitRev = spawnSync("git", ["rev-parse", "--short", "HEAD"], {

@@ -1,0 +1,175 @@
+/**
+ * Row 9: the guest in a real VM, image mode (read-only erofs root on
+ * virtio-pmem with DAX, dist/guest/boot-image.json) against initramfs mode
+ * (boot-initramfs.json), booted alternately A B / B A in one run. Each boot:
+ * QEMU start -> first answered Check, then the agent idle for a while, then
+ * the guest's /proc/meminfo and the agent's status read through the serial
+ * console, and QEMU's Pss on the host. Then two VMs of each mode side by
+ * side from the same files: the sum of their Pss against twice one VM's.
+ * Under TCG a boot takes tens of seconds: runnable alone with
+ * `bun bench/run.ts --rows 9` (or `npm run bench -- --rows 9`).
+ */
+import { type BootSpec, loadBootSpec } from "../../src/host/boot-spec";
+import { ensureGuestImage } from "../../test/vm/image";
+import { type GuestFigures, measureGuests } from "../lib/guest-probe";
+import type { Row } from "../lib/row";
+import { median, summarize } from "../lib/stats";
+
+const MODES = ["image", "initramfs"] as const;
+type Mode = (typeof MODES)[number];
+
+export interface VmRowOptions {
+  /** Single-VM boots per mode (medians over these). */
+  boots: number;
+  /** Side-by-side pairs per mode. */
+  pairs: number;
+  /** How long the agent sits idle before the figures are read. */
+  idleMs: number;
+}
+
+const mib = (kib: number) => kib / 1024;
+
+/** measureGuests, tried again (twice at most) when a boot fails: one lost boot must not lose the row. */
+async function measure(boot: BootSpec, count: number, idleMs: number): Promise<GuestFigures[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await measureGuests(boot, count, idleMs);
+    } catch (err) {
+      const line = String((err as Error).message).split("\n")[0];
+      process.stderr.write(`bench: vm boot failed (attempt ${attempt}): ${line}\n`);
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
+  ensureGuestImage();
+  const boot = {
+    image: loadBootSpec("dist/guest/boot-image.json"),
+    initramfs: loadBootSpec("dist/guest/boot-initramfs.json"),
+  };
+  const single: Record<Mode, GuestFigures[]> = { image: [], initramfs: [] };
+  for (let i = 0; i < opts.boots; i++) {
+    for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
+      const [f] = await measure(boot[mode], 1, opts.idleMs);
+      single[mode].push(f as GuestFigures);
+      process.stderr.write(`bench: vm ${mode} boot ${i + 1}: ${JSON.stringify(f)}\n`);
+    }
+  }
+  const pairSum: Record<Mode, number[]> = { image: [], initramfs: [] };
+  for (let i = 0; i < opts.pairs; i++) {
+    for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
+      const two = await measure(boot[mode], 2, opts.idleMs);
+      pairSum[mode].push(two.reduce((s, f) => s + f.qemuPssKiB, 0));
+      process.stderr.write(
+        `bench: vm ${mode} pair ${i + 1}: Pss ${two.map((f) => f.qemuPssKiB).join(" + ")} kB\n`,
+      );
+    }
+  }
+
+  const of = (mode: Mode, k: keyof GuestFigures) => single[mode].map((f) => f[k]);
+  const command = `bun bench/run.ts --rows 9 --vm-boots ${opts.boots} --vm-pairs ${opts.pairs} --vm-idle-ms ${opts.idleMs}`;
+  const base = {
+    referenceWhat: "initramfs mode",
+    commands: [
+      command,
+      "by hand: npm run vm -- --mode image --debug-console --console, then cat /proc/meminfo; grep Rss /proc/$(pidof netagent)/status (and --mode initramfs)",
+    ],
+  };
+  /** A row comparing image mode (ours) with initramfs mode, medians of the single boots. */
+  const compare = (
+    id: string,
+    what: string,
+    key: keyof GuestFigures,
+    unit: string,
+    scale: (x: number) => number,
+    goal?: { text: string; met: (ratio: number) => boolean },
+  ): Row => {
+    const a = of("image", key).map(scale);
+    const b = of("initramfs", key).map(scale);
+    const ratio = median(a) / median(b);
+    return {
+      id,
+      what,
+      unit,
+      ours: median(a),
+      reference: median(b),
+      ratio,
+      ratioNote: "median(image) / median(initramfs)",
+      oursStats: summarize(a),
+      referenceStats: summarize(b),
+      ...(goal ? { goal: goal.text, met: goal.met(ratio) } : {}),
+      ...base,
+    };
+  };
+  const memTotal = `MemTotal image ${of("image", "memTotalKiB").join("/")} kB, initramfs ${of("initramfs", "memTotalKiB").join("/")} kB (512 MiB guests; image mode boots with swiotlb=noforce)`;
+  const firstCheckRatios = single.image.map(
+    (f, i) => f.firstCheckMs / (single.initramfs[i] as GuestFigures).firstCheckMs,
+  );
+  const onePss = {
+    image: median(of("image", "qemuPssKiB")),
+    initramfs: median(of("initramfs", "qemuPssKiB")),
+  };
+  const pairRow = (mode: Mode, id: string): Row => {
+    const sums = pairSum[mode].map(mib);
+    const ratio = median(sums) / ((2 * onePss[mode]) / 1024);
+    return {
+      id,
+      what: `host Pss of two VMs side by side, ${mode} mode, vs twice one VM's`,
+      unit: "MiB",
+      ours: median(sums),
+      reference: (2 * onePss[mode]) / 1024,
+      referenceWhat: `2 x one ${mode} VM`,
+      ratio,
+      ratioNote: "median pair sum / (2 x median single)",
+      oursStats: summarize(sums),
+      goal: mode === "image" ? "clearly < 1 (<= 0.9)" : "-",
+      ...(mode === "image" ? { met: ratio <= 0.9 } : {}),
+      commands: base.commands,
+    };
+  };
+  const pairsVs: Row = {
+    id: "9h",
+    what: "host Pss of two VMs: image mode vs initramfs mode",
+    unit: "MiB",
+    ours: median(pairSum.image.map(mib)),
+    reference: median(pairSum.initramfs.map(mib)),
+    referenceWhat: "two initramfs VMs",
+    ratio: median(pairSum.image) / median(pairSum.initramfs),
+    oursStats: summarize(pairSum.image.map(mib)),
+    referenceStats: summarize(pairSum.initramfs.map(mib)),
+    commands: base.commands,
+  };
+  return [
+    {
+      ...compare(
+        "9a",
+        "guest memory used after boot, agent idle (MemTotal - MemAvailable)",
+        "usedKiB",
+        "MiB",
+        mib,
+        {
+          text: "ratio <= 0.33",
+          met: (r) => r <= 1 / 3,
+        },
+      ),
+      notes: [memTotal],
+    },
+    compare("9b", "guest Shmem after boot", "shmemKiB", "MiB", mib),
+    compare("9c", "guest Cached after boot", "cachedKiB", "MiB", mib),
+    compare("9d", "agent RssAnon in the guest", "agentRssAnonKiB", "MiB", mib),
+    compare("9e", "agent RssFile in the guest", "agentRssFileKiB", "MiB", mib),
+    {
+      ...compare("9f", "QEMU start -> first answered Check", "firstCheckMs", "ms", (x) => x, {
+        text: "ratio <= 1.1",
+        met: (r) => r <= 1.1,
+      }),
+      ratioStats: summarize(firstCheckRatios),
+      notes: ["ratio: median(image) / median(initramfs); ratioStats: per-pair ratios"],
+    },
+    compare("9g", "host Pss of one VM (QEMU process)", "qemuPssKiB", "MiB", mib),
+    pairRow("image", "9h-image"),
+    pairRow("initramfs", "9h-initramfs"),
+    { ...pairsVs, id: "9i" },
+  ];
+}
