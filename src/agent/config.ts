@@ -23,6 +23,8 @@ export interface AgentConfig {
   vsockAllowCids?: ReadonlySet<number>;
   /** Milliseconds a peer may stall (half a frame, answers unread); unset = the server's default. */
   stallTimeoutMs?: number;
+  /** Milliseconds idle after which a connection gives way to a new one at the cap. */
+  idleTimeoutMs?: number;
 }
 
 export type ParsedArgs =
@@ -36,7 +38,8 @@ export class ConfigError extends Error {
 }
 
 export const USAGE = `usage: netagent [--listen ADDR] [--log-level LEVEL] [--max-connections N]
-                [--stall-timeout-ms MS] [--vsock-allow-cid CID[,CID...]]
+                [--stall-timeout-ms MS] [--idle-timeout-ms MS]
+                [--vsock-allow-cid CID[,CID...]]
                 [--ip-bin PATH]
 
 Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
@@ -47,6 +50,8 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
   --max-connections N   connections served at once (default 64)
   --stall-timeout-ms MS close a peer that leaves a frame half-sent or its answers
                         unread this long (default 30000)
+  --idle-timeout-ms MS  at the connection cap, a connection idle this long is
+                        closed to make room for a new one (default 60000)
   --vsock-allow-cid CIDS
                         serve only vsock peers with these CIDs (repeatable or
                         comma list; e.g. 2, the host); default any, as Kata
@@ -66,11 +71,19 @@ const CountSchema = v.pipe(
   v.minValue(1, "expected at least 1"),
 );
 
+/** Milliseconds up to about 11.5 days (0 allowed: every idle connection may give way). */
+const MillisSchema = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,9}$/, "expected a whole number of milliseconds"),
+  v.transform(Number),
+);
+
 interface Raw {
   listen?: string;
   logLevel?: string;
   maxConnections?: string;
   stallTimeoutMs?: string;
+  idleTimeoutMs?: string;
   ipBin?: string;
 }
 
@@ -110,6 +123,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
         "--log-level": "logLevel",
         "--max-connections": "maxConnections",
         "--stall-timeout-ms": "stallTimeoutMs",
+        "--idle-timeout-ms": "idleTimeoutMs",
         "--ip-bin": "ipBin",
       } as const
     )[name];
@@ -156,6 +170,16 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
     }
     stallTimeoutMs = stall.output;
   }
+  let idleTimeoutMs: number | undefined;
+  if (raw.idleTimeoutMs !== undefined) {
+    const idle = v.safeParse(MillisSchema, raw.idleTimeoutMs);
+    if (!idle.success) {
+      throw new ConfigError(
+        `--idle-timeout-ms: invalid value ${JSON.stringify(raw.idleTimeoutMs)}: ${idle.issues[0].message}`,
+      );
+    }
+    idleTimeoutMs = idle.output;
+  }
   if (fromFlags.ipBin !== undefined && !fromFlags.ipBin.startsWith("/")) {
     throw new ConfigError(
       `--ip-bin: invalid value ${JSON.stringify(fromFlags.ipBin)} (expected an absolute path)`,
@@ -181,6 +205,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       maxConnections: max.output,
       shutdownGraceMs: 5000,
       ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
+      ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
       ...(fromFlags.ipBin === undefined ? {} : { ipBin: fromFlags.ipBin }),
       ...(vsockAllowCids === undefined ? {} : { vsockAllowCids }),
     },

@@ -19,3 +19,23 @@ export const MAX_QUEUED_WRITES = 128;
 
 /** `ip` processes running at once; more calls wait for one to end. */
 export const MAX_IP_PROCESSES = 8;
+
+/** Bytes of one string value in a log line; longer ones are cut, their length said. */
+export const MAX_LOG_VALUE_BYTES = 512;
+
+/** Log lines a second per message text, after a burst of {@link LOG_BURST}. */
+export const LOG_LINES_PER_SEC = 10;
+export const LOG_BURST = 50;
+
+/**
+ * Slowest a peer may take its answers while some wait: within each stall
+ * window it must take this many bytes a second, or all of them.
+ */
+export const MIN_ANSWER_READ_BYTES_PER_SEC = 4096;
+
+/**
+ * An idle connection (no call, nothing half-sent, no answer unread) this
+ * old is closed to make room when a new one arrives at the connection cap
+ * (`--idle-timeout-ms`).
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;

@@ -9,6 +9,7 @@ import { Health } from "../gen/health_pb";
 import { Network } from "../gen/network_pb";
 import { IpRunner } from "../net/ip-runner";
 import { IptablesRunner } from "../net/iptables-runner";
+import { Semaphore } from "../net/semaphore";
 import { SysctlFs } from "../net/sysctl-fs";
 import type { Address } from "../transport/address";
 import type { Acceptor, Listener } from "../transport/channel";
@@ -20,6 +21,7 @@ import { ServiceRegistry } from "../ttrpc/service";
 import { ConfigError, parseArgs, USAGE } from "./config";
 import { healthService } from "./health-service";
 import { createIptablesService } from "./iptables-service";
+import { MAX_IP_PROCESSES } from "./limits";
 import { createLogger, type Logger } from "./log";
 import { createNetworkService } from "./network-service";
 import { SerialQueue } from "./serial-queue";
@@ -64,7 +66,7 @@ async function listen(address: Address, text: string, accept: Acceptor): Promise
 export function buildRegistry(log: Logger, ipBin?: string): ServiceRegistry {
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue();
-  const ip = new IpRunner(ipBin);
+  const ip = new IpRunner(ipBin, undefined, undefined, new Semaphore(MAX_IP_PROCESSES));
   return new ServiceRegistry()
     .register(Health, healthService)
     .register(AgentService, {
@@ -115,6 +117,7 @@ async function main(argv: string[]): Promise<number> {
     log,
     maxConnections: config.maxConnections,
     stallTimeoutMs: config.stallTimeoutMs,
+    ...(config.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.idleTimeoutMs }),
   });
   try {
     // vsock peers are logged by CID, and refused when --vsock-allow-cid leaves them out.
@@ -144,6 +147,7 @@ async function main(argv: string[]): Promise<number> {
       stopping = true;
       log.info("shutting down", { signal, activeConnections: server.connectionCount });
       server.shutdown(config.shutdownGraceMs, SETTLE_MS).then((clean) => {
+        log.flush();
         log.info("stopped", { clean });
         resolve(0);
       });

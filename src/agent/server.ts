@@ -1,14 +1,25 @@
 /**
  * The agent's server: one ServerConnection per accepted channel, a cap on
- * connections, a stall timeout (a peer that leaves half a frame unfinished,
- * or stops reading its answers, is closed), and graceful shutdown (stop
- * accepting, let calls in flight finish within a grace period, close).
+ * connections (at the cap, a connection idle past the idle timeout gives
+ * way to a new one), a stall timeout (a peer that leaves half a frame
+ * unfinished, or leaves its answers unread or reads them too slowly, is
+ * closed: peer-watch.ts), and graceful shutdown (stop accepting, let calls
+ * in flight finish within a grace period, close).
  */
 import type { ByteChannel, ChannelSink, Listener } from "../transport/channel";
 import { Code, codeName, TtrpcError } from "../ttrpc/codes";
 import { ServerConnection } from "../ttrpc/server-connection";
 import type { ServiceRegistry } from "../ttrpc/service";
+import { DEFAULT_IDLE_TIMEOUT_MS, MIN_ANSWER_READ_BYTES_PER_SEC } from "./limits";
 import type { Logger } from "./log";
+import {
+  isIdle,
+  judgePeer,
+  newWatch,
+  noteReceived,
+  type PeerLimits,
+  type PeerWatch,
+} from "./peer-watch";
 
 export interface AgentServerOptions {
   registry: ServiceRegistry;
@@ -19,33 +30,31 @@ export interface AgentServerOptions {
    * unread, before its connection is closed (default {@link DEFAULT_STALL_TIMEOUT_MS}).
    */
   stallTimeoutMs?: number;
+  /** Slowest answer reading tolerated while answers wait (bytes a second). */
+  minReadBytesPerSec?: number;
+  /** Idle this long, a connection gives way to a new one at the cap (ms). */
+  idleTimeoutMs?: number;
+  /** Calls one connection may run at once. */
+  maxCallsPerConnection?: number;
 }
 
 /** Generous for a slow TCG guest; a live shim sends each frame in one write and always reads. */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 
-/** What the stall sweep knows of one connection. */
-interface Watch {
-  channel: ByteChannel;
-  /** When the frame now pending began arriving (no whole frame since). */
-  partialSince: number | undefined;
-  framesSeen: number;
-  /** When answers started waiting unread (no progress since). */
-  unreadSince: number | undefined;
-  lastBuffered: number;
-  /** Closed by the sweep; the transport has not reported it gone yet. */
-  closing: boolean;
-}
-
 export class AgentServer {
-  private readonly connections = new Map<ServerConnection, Watch>();
+  private readonly connections = new Map<ServerConnection, PeerWatch>();
   private readonly listeners: Listener[] = [];
   private stopping = false;
   private sweeper: ReturnType<typeof setInterval> | undefined;
-  private readonly stallTimeoutMs: number;
+  private readonly limits: PeerLimits;
+  private readonly idleTimeoutMs: number;
 
   constructor(private readonly options: AgentServerOptions) {
-    this.stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+    this.limits = {
+      stallTimeoutMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
+      minReadBytesPerSec: options.minReadBytesPerSec ?? MIN_ANSWER_READ_BYTES_PER_SEC,
+    };
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   }
 
   get connectionCount(): number {
@@ -56,41 +65,34 @@ export class AgentServer {
   readonly accept = (channel: ByteChannel): ChannelSink | undefined => {
     const { log, maxConnections, registry } = this.options;
     if (this.stopping) return undefined;
-    if (this.connections.size >= maxConnections) {
+    if (this.liveCount() >= maxConnections && !this.evictIdle(channel.peer)) {
       log.warn("connection refused: limit reached", { peer: channel.peer, maxConnections });
       return undefined;
     }
+    const watch = newWatch(channel, performance.now());
     const conn = new ServerConnection({
       registry,
-      write: (frame) => channel.write(frame),
+      write: (frame) => {
+        watch.written += frame.length;
+        channel.write(frame);
+      },
+      onBusy: (busy) => channel.setReadPaused?.(busy),
       onCall: (info) => {
         const fields = { ...info, code: codeName(info.code), peer: channel.peer };
         if (info.code === 0) log.debug("call", fields);
         else log.info("call failed", fields);
       },
+      ...(this.options.maxCallsPerConnection === undefined
+        ? {}
+        : { maxInFlight: this.options.maxCallsPerConnection }),
     });
-    const watch: Watch = {
-      channel,
-      partialSince: undefined,
-      framesSeen: 0,
-      unreadSince: undefined,
-      lastBuffered: 0,
-      closing: false,
-    };
     this.connections.set(conn, watch);
     this.startSweeper();
     log.debug("connection opened", { peer: channel.peer });
     return {
       receive: (chunk) => {
         conn.receive(chunk);
-        // A slow-loris peer trickling one frame is still stalled: the clock
-        // restarts only when a whole frame has arrived.
-        if (conn.framesReceived !== watch.framesSeen) {
-          watch.framesSeen = conn.framesReceived;
-          watch.partialSince = conn.partialFrame ? performance.now() : undefined;
-        } else if (conn.partialFrame) {
-          watch.partialSince ??= performance.now();
-        }
+        noteReceived(watch, conn, performance.now());
       },
       closed: () => {
         conn.close();
@@ -101,9 +103,43 @@ export class AgentServer {
     };
   };
 
+  /** Connections not already being closed. */
+  private liveCount(): number {
+    let n = 0;
+    for (const w of this.connections.values()) if (!w.closing) n++;
+    return n;
+  }
+
+  /**
+   * At the connection cap, closes the connection idle longest if it has
+   * been idle at least the idle timeout, making room for `peer`: leaked
+   * host clients cannot lock a shim out, and a shim's own connection is
+   * never cut while there is room.
+   */
+  private evictIdle(peer: string): boolean {
+    const now = performance.now();
+    let oldest: PeerWatch | undefined;
+    for (const [conn, w] of this.connections) {
+      judgePeer(w, conn, now, this.limits); // brings lastActive up to date
+      if (!isIdle(w, conn) || now - w.lastActive < this.idleTimeoutMs) continue;
+      if (oldest === undefined || w.lastActive < oldest.lastActive) oldest = w;
+    }
+    if (oldest === undefined) return false;
+    this.options.log.warn("connection closed: idle, room made for a new one", {
+      peer: oldest.channel.peer,
+      idleMs: Math.round(now - oldest.lastActive),
+      idleTimeoutMs: this.idleTimeoutMs,
+      for: peer,
+    });
+    oldest.closing = true;
+    oldest.channel.close();
+    return true;
+  }
+
   private startSweeper(): void {
     if (this.sweeper !== undefined) return;
-    const every = Math.max(10, Math.min(1000, Math.floor(this.stallTimeoutMs / 4)));
+    const limit = this.limits.stallTimeoutMs;
+    const every = Math.max(10, Math.min(1000, Math.floor(limit / 4)));
     this.sweeper = setInterval(() => this.sweep(), every);
     // Idle connections alone must not keep the process alive.
     this.sweeper.unref?.();
@@ -117,33 +153,15 @@ export class AgentServer {
   /** Closes connections whose peer has stalled for longer than the stall timeout. */
   private sweep(): void {
     const now = performance.now();
-    const limit = this.stallTimeoutMs;
     for (const [conn, w] of this.connections) {
       if (w.closing) continue;
-      const buffered = w.channel.bufferedBytes ?? 0;
-      // Progress is the peer taking bytes: the backlog shrank or emptied.
-      if (buffered === 0 || buffered < w.lastBuffered) w.unreadSince = undefined;
-      else w.unreadSince ??= now;
-      w.lastBuffered = buffered;
-      // While answers wait, reading is paused (back-pressure): a frame left
-      // half-read then is our doing, so its clock waits too.
-      if (buffered > 0 && w.partialSince !== undefined) w.partialSince = now;
-      let reason: string | undefined;
-      if (w.unreadSince !== undefined && now - w.unreadSince > limit) {
-        reason = "answers left unread";
-      } else if (
-        w.partialSince !== undefined &&
-        conn.partialFrame &&
-        now - w.partialSince > limit
-      ) {
-        reason = "frame left unfinished";
-      }
+      const reason = judgePeer(w, conn, now, this.limits);
       if (reason === undefined) continue;
       this.options.log.warn("connection closed: peer stalled", {
         peer: w.channel.peer,
         reason,
-        stallTimeoutMs: limit,
-        bufferedBytes: buffered,
+        stallTimeoutMs: this.limits.stallTimeoutMs,
+        bufferedBytes: w.channel.bufferedBytes ?? 0,
         activeCalls: conn.activeCalls,
       });
       // The transport reports `closed`, which forgets the connection.

@@ -18,6 +18,7 @@ import {
   splitJsonDocuments,
 } from "./parse-ip-json";
 import { parseRules } from "./rules";
+import type { Semaphore } from "./semaphore";
 
 /** A failed batch: which line, what ip said, and the status it maps to. */
 export class IpBatchError extends TtrpcError {
@@ -74,6 +75,8 @@ export class IpRunner {
     readonly binary = "ip",
     readonly netns?: string,
     readonly limits: Readonly<IpLimits> = DEFAULT_IP_LIMITS,
+    /** Bounds the `ip` processes running at once (the agent passes one; the host does not). */
+    readonly slots?: Semaphore,
   ) {}
 
   /** How long a run fed `lines` lines may take before it is killed. */
@@ -81,8 +84,15 @@ export class IpRunner {
     return this.limits.timeoutMs + this.limits.perLineMs * lines;
   }
 
-  private async run(args: string[], stdin?: string, opts: IpRunOptions = {}): Promise<RunResult> {
+  private run(args: string[], stdin?: string, opts: IpRunOptions = {}): Promise<RunResult> {
+    return this.slots
+      ? this.slots.run(() => this.spawn(args, stdin, opts))
+      : this.spawn(args, stdin, opts);
+  }
+
+  private async spawn(args: string[], stdin?: string, opts: IpRunOptions = {}): Promise<RunResult> {
     const { signal } = opts;
+    // Also when the call was cancelled while waiting for a process slot.
     if (signal?.aborted) {
       return { stdout: "", stderr: "", exitCode: -1, killed: cancelled(signal, "not started") };
     }

@@ -16,6 +16,12 @@ export interface ByteChannel {
   readonly peerCid?: number;
   /** Bytes written but not yet taken by the peer, where the transport knows it. */
   readonly bufferedBytes?: number;
+  /**
+   * Stops (true) or resumes (false) reading from the peer: the protocol's
+   * back-pressure when its calls are at their cap. Independent of the
+   * transport's own pause while written bytes wait for the peer.
+   */
+  setReadPaused?(paused: boolean): void;
 }
 
 /** What a transport calls for a connection it accepted. */

@@ -57,6 +57,9 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
         writes: Promise.resolve(),
         /** Bytes handed to write() and not yet taken by the port. */
         queued: 0,
+        /** The protocol asked to stop reading (its calls are at their cap). */
+        readPaused: false,
+        wakeRead: undefined as (() => void) | undefined,
         sink: undefined as ChannelSink | undefined,
       };
       session.sink = accept({
@@ -81,8 +84,13 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
         get bufferedBytes() {
           return session.queued;
         },
+        setReadPaused(paused: boolean) {
+          session.readPaused = paused;
+          if (!paused) session.wakeRead?.();
+        },
         close() {
           session.open = false;
+          session.wakeRead?.();
         },
       });
       return session;
@@ -101,6 +109,13 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
         // Back-pressure: while the host leaves answers unread, read no more
         // of its requests, or the answers would pile up here without bound.
         if (session.queued > MAX_QUEUED_BYTES) await session.writes;
+        while (session.readPaused && session.open && !stopped) {
+          // Woken by a resume or a close; the timer notices a stopped listener.
+          await new Promise<void>((resolve) => {
+            session.wakeRead = resolve;
+            setTimeout(resolve, 100);
+          });
+        }
         let n: number;
         try {
           ({ bytesRead: n } = await handle.read(buf, 0, READ_SIZE, null));

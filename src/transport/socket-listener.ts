@@ -18,6 +18,9 @@ export function adoptSocket(
   peerCid?: number,
 ): void {
   let open = true;
+  // Reading pauses for either reason and resumes only when neither holds.
+  let writeBlocked = false;
+  let busy = false;
   // Answers finished in the same turn of the event loop leave together
   // (cork until the turn ends): one system call for many concurrent calls.
   let corked = false;
@@ -37,7 +40,15 @@ export function adoptSocket(
       }
       // Back-pressure, as Go's blocking writes give it: while the peer is not
       // reading its answers, stop reading its requests, or they pile up here.
-      if (!socket.write(bytes)) socket.pause();
+      if (!socket.write(bytes)) {
+        writeBlocked = true;
+        socket.pause();
+      }
+    },
+    setReadPaused(paused: boolean) {
+      busy = paused;
+      if (busy) socket.pause();
+      else if (!writeBlocked) socket.resume();
     },
     close() {
       socket.destroy();
@@ -58,7 +69,10 @@ export function adoptSocket(
     return;
   }
   socket.on("data", (chunk: Buffer) => sink.receive(chunk));
-  socket.on("drain", () => socket.resume());
+  socket.on("drain", () => {
+    writeBlocked = false;
+    if (!busy) socket.resume();
+  });
   socket.on("error", () => {});
   socket.on("close", () => {
     open = false;

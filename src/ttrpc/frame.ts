@@ -55,6 +55,9 @@ export function encodeFrame(
   return out;
 }
 
+/** What a partial body's buffer starts at; it doubles as bytes arrive. */
+export const INITIAL_BODY_BUFFER = 4096;
+
 /**
  * Writes a frame header at the start of `out`. Byte by byte rather than
  * through a DataView: JSC materialises a typed array's `.buffer` on first
@@ -91,6 +94,9 @@ function readU32(b: Uint8Array, at: number): number {
  * A push decoder: feed it chunks as they arrive, get whole frames back.
  * Memory held is bounded by one header plus one frame of at most
  * {@link MAX_DATA_LENGTH}: an oversize frame's body is counted and dropped.
+ * A partial body's buffer grows with the bytes received (doubling, capped
+ * at the announced length), never allocated up front from the header: ten
+ * bytes announcing 4 MiB cost 4 KiB, not 4 MiB.
  */
 export class FrameDecoder {
   private readonly header = new Uint8Array(HEADER_LENGTH);
@@ -98,8 +104,15 @@ export class FrameDecoder {
   private current: FrameHeader | undefined;
   private body: Uint8Array | undefined;
   private bodyFill = 0;
+  /** Length announced by the current frame's header. */
+  private bodyLength = 0;
   /** Bytes of an oversize body still to skip. */
   private skip = 0;
+
+  /** Bytes held for the frame being received (its body buffer's size). */
+  get heldBytes(): number {
+    return this.body?.length ?? 0;
+  }
 
   /** True while part of a frame has been received but not all of it. */
   get pending(): boolean {
@@ -135,7 +148,8 @@ export class FrameDecoder {
           pos += header.length;
         } else {
           this.current = header;
-          this.body = new Uint8Array(header.length);
+          this.bodyLength = header.length;
+          this.body = new Uint8Array(Math.min(header.length, INITIAL_BODY_BUFFER));
           this.bodyFill = 0;
         }
         continue;
@@ -147,17 +161,29 @@ export class FrameDecoder {
         if (this.skip === 0) this.current = undefined;
         continue;
       }
-      const body = this.body as Uint8Array;
-      const take = Math.min(body.length - this.bodyFill, chunk.length - pos);
+      const take = Math.min(this.bodyLength - this.bodyFill, chunk.length - pos);
+      const body = this.room(this.bodyFill + take);
       body.set(chunk.subarray(pos, pos + take), this.bodyFill);
       this.bodyFill += take;
       pos += take;
-      if (this.bodyFill === body.length) {
+      if (this.bodyFill === this.bodyLength) {
         out.push({ kind: "frame", ...this.current, data: body });
         this.current = undefined;
         this.body = undefined;
       }
     }
     return out;
+  }
+
+  /** The body buffer, grown (doubling, at most the announced length) to hold `need` bytes. */
+  private room(need: number): Uint8Array {
+    const body = this.body as Uint8Array;
+    if (need <= body.length) return body;
+    let size = body.length;
+    while (size < need) size *= 2;
+    const grown = new Uint8Array(Math.min(size, this.bodyLength));
+    grown.set(body.subarray(0, this.bodyFill));
+    this.body = grown;
+    return grown;
   }
 }

@@ -5,6 +5,7 @@ import {
   FrameDecoder,
   FrameType,
   HEADER_LENGTH,
+  INITIAL_BODY_BUFFER,
   MAX_DATA_LENGTH,
 } from "../../src/ttrpc/frame";
 
@@ -121,5 +122,28 @@ describe("FrameDecoder", () => {
       { kind: "oversize", length: 0xffff_ffff, streamId: 1, type: 1, flags: 0 },
     ]);
     expect(d.pending).toBe(true);
+  });
+});
+
+describe("FrameDecoder memory grows with the bytes received", () => {
+  it("a header announcing 4 MiB holds 4 KiB, then about twice what has arrived", () => {
+    const d = new FrameDecoder();
+    const data = new Uint8Array(MAX_DATA_LENGTH);
+    for (let i = 0; i < data.length; i += 1000) data[i] = i % 251;
+    const frame = encodeFrame(1, FrameType.Request, 0, data);
+    expect(d.push(frame.subarray(0, HEADER_LENGTH))).toEqual([]);
+    expect(d.heldBytes).toBe(INITIAL_BODY_BUFFER);
+    let at = HEADER_LENGTH;
+    for (const step of [100, 10_000, 300_000, 1_000_000]) {
+      expect(d.push(frame.subarray(at, at + step))).toEqual([]);
+      at += step;
+      expect(d.heldBytes).toBeLessThanOrEqual(
+        Math.max(INITIAL_BODY_BUFFER, 2 * (at - HEADER_LENGTH)),
+      );
+    }
+    const [out] = d.push(frame.subarray(at));
+    expect(out?.kind).toBe("frame");
+    expect(out?.kind === "frame" && Buffer.compare(out.data, data)).toBe(0);
+    expect(d.heldBytes).toBe(0);
   });
 });

@@ -1,0 +1,110 @@
+/**
+ * Bounds on what a peer's bytes can make dist/netagent hold or run
+ * (issue 16, item 4), each hit against the binary in a fresh netns:
+ * - repeated fields are counted before decoding: a 4 MiB run of `0a 00`
+ *   (two million empty routes) is refused RESOURCE_EXHAUSTED naming the
+ *   field;
+ * - concurrent `ip` processes: one write of 2,000 ListRoutes frames (10,000 once ran
+ *   8,034 `ip` processes at once), counted as the agent's children.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_IP_PROCESSES, MAX_REPEATED_ENTRIES } from "../../src/agent/limits";
+import { Code } from "../../src/ttrpc/codes";
+import type { RunningAgent } from "../helpers/agent";
+import { Netns } from "../helpers/netns";
+import { waitFor } from "../helpers/wait";
+import { startHardenedAgent } from "./agent";
+import { rawConnect, requestFrame, vmRssKiB } from "./raw";
+
+let ns: Netns;
+let agent: RunningAgent;
+
+beforeAll(async () => {
+  ns = await Netns.create("nt-bounds");
+  await ns.veth("eth0", "peer0");
+  await ns.ip("addr", "add", "10.1.1.2/24", "dev", "eth0");
+  agent = await startHardenedAgent({
+    netns: ns,
+    args: ["--log-level", "error"],
+  });
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await ns?.remove();
+});
+
+/** Children of `pid` now (their /proc/N/stat names it as parent). */
+function children(pid: number): number {
+  let n = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Field 4 (ppid) follows the ")" that ends the command name.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) n++;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return n;
+}
+
+describe("memory and processes a peer can make the agent spend", () => {
+  it("a 4 MiB run of 0a 00 in UpdateRoutes: RESOURCE_EXHAUSTED naming routes.Routes", async () => {
+    const n = (4 << 20) / 2 - 40;
+    const inner = new Uint8Array(2 * n);
+    for (let i = 0; i < n; i++) inner[2 * i] = 0x0a;
+    const len = [(inner.length & 0x7f) | 0x80, ((inner.length >> 7) & 0x7f) | 0x80];
+    len.push(((inner.length >> 14) & 0x7f) | 0x80, inner.length >> 21);
+    const payload = new Uint8Array(1 + len.length + inner.length);
+    payload.set([0x0a, ...len]);
+    payload.set(inner, 1 + len.length);
+    const before = vmRssKiB(agent.child.pid);
+    const c = await rawConnect(agent.socket);
+    try {
+      c.write(requestFrame(1, "grpc.AgentService", "UpdateRoutes", payload));
+      const a = await c.answer(1, 30_000);
+      expect(a.response?.status?.code).toBe(Code.RESOURCE_EXHAUSTED);
+      expect(a.response?.status?.message).toBe(
+        `routes.Routes: more than ${MAX_REPEATED_ENTRIES} entries (the agent's limit)`,
+      );
+    } finally {
+      c.destroy();
+    }
+    const grown = vmRssKiB(agent.child.pid) - before;
+    console.log(`2 million empty routes refused: agent RSS grew ${grown} KiB`);
+    // Two million Route objects would be hundreds of MiB.
+    expect(grown).toBeLessThan(64 * 1024);
+  });
+
+  it(`2,000 ListRoutes in one write: at most ${MAX_IP_PROCESSES} ip processes at once, all answered`, async () => {
+    const n = 2_000;
+    const frames = Buffer.concat(
+      Array.from({ length: n }, (_, i) =>
+        requestFrame(2 * i + 1, "grpc.AgentService", "ListRoutes"),
+      ),
+    );
+    const c = await rawConnect(agent.socket);
+    let peak = 0;
+    const poll = setInterval(() => {
+      peak = Math.max(peak, children(agent.child.pid));
+    }, 10);
+    try {
+      c.write(frames);
+      await waitFor(() => c.answers.length >= n, { timeoutMs: 240_000, what: `${n} answers` });
+    } finally {
+      clearInterval(poll);
+      c.destroy();
+    }
+    const codes = new Set(c.answers.map((a) => a.response?.status?.code ?? 0));
+    expect([...codes]).toEqual([0]);
+    console.log(
+      `10,000 pipelined ListRoutes: peak ${peak} ip processes (limit ${MAX_IP_PROCESSES})`,
+    );
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThanOrEqual(MAX_IP_PROCESSES);
+  }, 250_000);
+});
