@@ -39,6 +39,9 @@ export interface CallInfo {
   durationMs: number;
 }
 
+/** Requests one connection starts per event-loop turn before letting others in. */
+const TURN_BUDGET = 512;
+
 interface InFlight {
   controller: CallAbort;
   done: Promise<void>;
@@ -51,6 +54,9 @@ export class ServerConnection {
   private readonly input: Uint8Array[] = [];
   private ready: DecodedFrame[] = [];
   private busy = false;
+  private pumpScheduled = false;
+  /** Requests this connection may still start in the current event-loop turn. */
+  private turnBudget = TURN_BUDGET;
   private lastStreamId = 0;
   private closed = false;
   private frames = 0;
@@ -105,11 +111,47 @@ export class ServerConnection {
     for (const call of this.inflight.values()) call.controller.abort(reason);
   }
 
-  /** Resolves once no call's work is running (new requests are still taken). */
+  /**
+   * Resolves once no call's work is running and no received request waits
+   * (new requests are still taken).
+   */
   async drain(): Promise<void> {
-    while (this.inflight.size > 0) {
-      await Promise.all([...this.inflight.values()].map((c) => c.done));
+    for (;;) {
+      if (this.inflight.size > 0) {
+        await Promise.all([...this.inflight.values()].map((c) => c.done));
+      } else if (!this.closed && (this.ready.length > 0 || this.input.length > 0)) {
+        await new Promise((resolve) => setImmediate(resolve));
+      } else {
+        return;
+      }
     }
+  }
+
+  /**
+   * Starts more waiting requests on a later turn of the event loop. A
+   * finished call starts the next one at once while this turn's budget
+   * lasts; past it, a long backlog would be worked off in one unbroken chain
+   * of microtasks, and other connections (even accepting a new one) would
+   * wait seconds behind one pipelining peer.
+   */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    if (this.ready.length === 0 && this.input.length === 0) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  /** Counts one request against this turn's budget, refilled on the next turn. */
+  private spend(): void {
+    if (this.turnBudget === TURN_BUDGET) {
+      setImmediate(() => {
+        this.turnBudget = TURN_BUDGET;
+      });
+    }
+    this.turnBudget--;
   }
 
   /** Starts waiting requests while under the cap, decoding input as needed. */
@@ -123,7 +165,12 @@ export class ServerConnection {
         this.frames += this.ready.length;
         continue;
       }
+      this.spend();
       this.handleFrame(frame);
+      if (this.turnBudget <= 0) {
+        this.schedulePump();
+        break;
+      }
     }
     const busy = !this.closed && (this.ready.length > 0 || this.input.length > 0);
     if (busy !== this.busy) {
@@ -193,7 +240,8 @@ export class ServerConnection {
       .catch(() => {})
       .finally(() => {
         this.inflight.delete(streamId);
-        this.pump();
+        if (this.turnBudget > 0) this.pump();
+        else this.schedulePump();
       });
   }
 
