@@ -130,9 +130,7 @@ describe("a mesh ruleset mirrored from a pod into the QEMU guest", () => {
       const diff = ctl(["--addr", vm.agentAddress, "diff", "--netns", pod.name]);
       say("host# netagentctl diff --netns POD", diff.stdout + diff.stderr);
       expect(diff.code, diff.stdout + diff.stderr).toBe(0);
-      expect(diff.stdout).toMatch(
-        /verdict: EQUAL \(1 interface, \d+ routes?, 33 packet-filter rules\)/,
-      );
+      expect(diff.stdout).toMatch(/verdict: EQUAL \(1 interface, [^)]*\b33 packet-filter rules\)/);
     },
     STEP_MS,
   );
