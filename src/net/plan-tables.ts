@@ -47,7 +47,8 @@ export function planTables(
 ): RouteOp[] {
   const cur = byTable(current);
   const want = byTable(desired);
-  const ids = [...new Set([...cur.keys(), ...want.keys()])].sort((a, b) =>
+  // Main always: its kernel routes come back even when neither side lists a main route.
+  const ids = [...new Set([TABLE_MAIN, ...cur.keys(), ...want.keys()])].sort((a, b) =>
     a === TABLE_MAIN ? -1 : b === TABLE_MAIN ? 1 : a - b,
   );
   const heads: RouteOp[] = [];

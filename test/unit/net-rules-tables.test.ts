@@ -1,0 +1,310 @@
+/**
+ * Policy rules and routes of every table: the parser of `ip -json rule`
+ * (recorded from a real namespace), the renderer, and property tests of
+ * planRules and planTables against kernel models (a rule list that refuses
+ * duplicates and missing deletes; test/support/route-sim.ts per table).
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { impliedKernelRoutes } from "../../src/net/kernel-routes";
+import { type Link, type Route, routeIdentity } from "../../src/net/model";
+import { parseAllTableRoutes } from "../../src/net/parse-ip-json";
+import type { RouteOp } from "../../src/net/plan-routes";
+import { planTables } from "../../src/net/plan-tables";
+import {
+  DEFAULT_RULES,
+  parseRules,
+  planRules,
+  type Rule,
+  type RuleOp,
+  renderRule,
+  ruleIdentity,
+} from "../../src/net/rules";
+import { RouteSim } from "../support/route-sim";
+
+// Recorded: ip -json rule / ip -6 -json rule, iproute2 6.1, Linux 6.18.
+const V4 = [
+  { priority: 0, src: "all", table: "local" },
+  {
+    priority: 100,
+    not: null,
+    src: "10.1.0.0",
+    srclen: 16,
+    dst: "10.2.0.0",
+    dstlen: 24,
+    fwmark: "0x10",
+    fwmask: "0xff",
+    iif: "eth0",
+    table: "200",
+  },
+  { priority: 101, src: "all", oif: "eth0", action: "blackhole" },
+  { priority: 102, src: "all", fwmark: "0x7", action: "unreachable" },
+  { priority: 105, src: "all", table: "main", suppress_prefixlen: 0 },
+  { priority: 32765, src: "10.248.246.146", table: "100", protocol: "unspec" },
+  { priority: 32766, src: "all", table: "main", protocol: "kernel" },
+  { priority: 32767, src: "all", table: "default" },
+];
+const V6 = [
+  { priority: 0, src: "all", table: "local" },
+  { priority: 104, src: "2001:db8::", srclen: 32, table: "300" },
+  { priority: 32766, src: "all", table: "main" },
+];
+
+describe("parseRules", () => {
+  it("reads selectors, actions and tables; keeps what it cannot carry as `other`", () => {
+    const r = parseRules(V4, 4);
+    expect(r[1]).toEqual({
+      family: 4,
+      priority: 100,
+      not: true,
+      src: "10.1.0.0/16",
+      dst: "10.2.0.0/24",
+      iif: "eth0",
+      fwmark: { mark: 0x10, mask: 0xff },
+      action: "lookup",
+      table: 200,
+    });
+    expect(r[2]).toMatchObject({ oif: "eth0", action: "blackhole", table: 0 });
+    expect(r[3]).toMatchObject({ fwmark: { mark: 7, mask: 0xffffffff }, action: "unreachable" });
+    expect(r[4]?.other).toEqual(["suppress_prefixlen=0"]);
+    expect(r[5]).toEqual({
+      family: 4,
+      priority: 32765,
+      not: false,
+      src: "10.248.246.146/32",
+      action: "lookup",
+      table: 100,
+    });
+    expect(parseRules(V6, 6)[1]).toMatchObject({ family: 6, src: "2001:db8::/32", table: 300 });
+    expect([...parseRules(V4, 4), ...parseRules(V6, 6)].filter((x) => !x.other)).toEqual(
+      expect.arrayContaining(DEFAULT_RULES.map((d) => expect.objectContaining(d))),
+    );
+  });
+
+  it("skips entries without a priority, and non-arrays", () => {
+    expect(parseRules([{ src: "all" }, null, 3], 4)).toEqual([]);
+    expect(parseRules({}, 4)).toEqual([]);
+  });
+});
+
+describe("renderRule", () => {
+  it("renders every selector; an IPv6 rule without a prefix is marked for ip -6", () => {
+    const [r] = parseRules([V4[1]], 4);
+    expect(renderRule("add", r as Rule)).toBe(
+      "rule add priority 100 not from 10.1.0.0/16 to 10.2.0.0/24 iif eth0 fwmark 0x10/0xff lookup 200",
+    );
+    expect(renderRule("del", DEFAULT_RULES[4] as Rule)).toBe(
+      "-6 rule del priority 32766 lookup main",
+    );
+  });
+
+  it("refuses a value that would be more than one token", () => {
+    const bad: Rule = {
+      family: 4,
+      priority: 5,
+      not: false,
+      iif: "eth0 lookup 1\nrule flush",
+      action: "lookup",
+      table: 100,
+    };
+    expect(() => renderRule("add", bad)).toThrow(/refusing/);
+  });
+});
+
+/** The kernel's rule list: `add` refuses an identical rule, `del` needs one. */
+class RuleModel {
+  constructor(public rules: Rule[]) {}
+  apply(op: RuleOp): void {
+    const id = ruleIdentity(op.rule);
+    const at = this.rules.findIndex((r) => ruleIdentity(r) === id);
+    if (op.op === "add") {
+      if (at >= 0) throw new Error(`add ${id}: File exists`);
+      this.rules.push(op.rule);
+    } else {
+      if (at < 0) throw new Error(`del ${id}: No such file or directory`);
+      this.rules.splice(at, 1);
+    }
+  }
+}
+
+const POOL: Rule[] = [
+  ...DEFAULT_RULES,
+  { family: 4, priority: 100, not: false, src: "10.0.0.2/32", action: "lookup", table: 100 },
+  { family: 4, priority: 100, not: false, src: "10.0.0.3/32", action: "lookup", table: 100 },
+  {
+    family: 4,
+    priority: 101,
+    not: true,
+    fwmark: { mark: 1, mask: 0xff },
+    action: "lookup",
+    table: 200,
+  },
+  { family: 4, priority: 32766, not: false, action: "lookup", table: 100 },
+  { family: 6, priority: 100, not: false, dst: "2001:db8::/32", action: "prohibit", table: 0 },
+  { family: 6, priority: 200, not: false, oif: "eth1", action: "lookup", table: 300 },
+];
+const ids = (rules: readonly Rule[]) => rules.map(ruleIdentity).sort();
+const RUNS = { numRuns: Number(process.env.PROPERTY_RUNS) || 300 };
+
+describe("planRules properties (rule-list model)", () => {
+  it("yields the desired rules plus the default rules none takes the place of; adds before deletes; idempotent", () => {
+    fc.assert(
+      fc.property(
+        fc.subarray(POOL),
+        fc.subarray(POOL.slice(5)),
+        fc.boolean(),
+        (cur, want, exact) => {
+          const ops = planRules(cur, want, { exact });
+          const model = new RuleModel([...cur]);
+          for (const op of ops) model.apply(op);
+          const taken = new Set(want.map((r) => `${r.family} ${r.priority}`));
+          const expected = exact
+            ? want
+            : [...want, ...DEFAULT_RULES.filter((d) => !taken.has(`${d.family} ${d.priority}`))];
+          expect(ids(model.rules)).toEqual(ids(expected));
+          const firstDel = ops.findIndex((o) => o.op === "del");
+          if (firstDel >= 0) expect(ops.slice(firstDel).every((o) => o.op === "del")).toBe(true);
+          expect(planRules(model.rules, want, { exact })).toEqual([]);
+          // The rollback: exact back to where it started.
+          const back = new RuleModel([...model.rules]);
+          for (const op of planRules(model.rules, cur, { exact: true })) back.apply(op);
+          expect(ids(back.rules)).toEqual(ids(cur));
+        },
+      ),
+      RUNS,
+    );
+  });
+});
+
+const LINKS: Link[] = ["eth0", "eth1"].map((name, i) => ({
+  index: i + 2,
+  name,
+  mac: `02:00:00:00:00:0${i}`,
+  mtu: 1500,
+  flags: ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"],
+  kind: "veth",
+  addresses: [{ family: 4, address: `10.0.${i}.2`, prefix: 24, scope: "global" }],
+}));
+const KERNEL = impliedKernelRoutes(LINKS).map((r) => ({ ...r, table: 254 }));
+
+function route(table: number, dst: string, dev: string, gw?: string): Route {
+  return {
+    family: 4,
+    table,
+    dst,
+    ...(gw ? { gateway: gw } : {}),
+    dev,
+    scope: gw ? 0 : 253,
+    metric: 0,
+    // onlink: the model (like the kernel) then needs no route to the gateway in this table.
+    onlink: gw !== undefined,
+    mtu: 0,
+    protocol: "boot",
+    type: "unicast",
+  };
+}
+
+const ROUTES: Route[] = [254, 100, 200].flatMap((t) => [
+  route(t, "0.0.0.0/0", "eth0", "10.0.0.1"),
+  route(t, "0.0.0.0/0", "eth1", "10.0.1.1"),
+  route(t, "10.0.0.0/24", "eth0", "10.0.0.1"),
+  route(t, "10.0.0.1/32", "eth0"),
+  route(t, "10.9.0.0/16", "eth1", "10.0.1.1"),
+  { ...route(t, "10.8.0.0/16", ""), type: "blackhole", scope: 0 },
+]);
+
+/** One model table per table id. */
+function simulateTables(current: readonly Route[], ops: readonly RouteOp[]): Route[] {
+  const sims = new Map<number, RouteSim>();
+  const sim = (t: number) => {
+    let s = sims.get(t);
+    if (!s) {
+      s = new RouteSim(current.filter((r) => (r.table ?? 254) === t));
+      sims.set(t, s);
+    }
+    return s;
+  };
+  for (const r of current) sim(r.table ?? 254);
+  for (const op of ops) sim(op.route.table ?? 254).apply(op);
+  return [...sims.entries()].flatMap(([t, s]) => s.routes.map((r) => ({ ...r, table: t })));
+}
+
+const tableIds = (routes: readonly Route[]) =>
+  [...new Set(routes.map((r) => `${r.table ?? 254} ${routeIdentity(r, false)}`))].sort();
+
+/** Routes may hold one per (table, key, dev): what a validated request holds. */
+function unique(routes: readonly Route[]): Route[] {
+  const seen = new Set<string>();
+  return routes.filter((r) => {
+    const k = `${r.table} ${r.dst} ${r.dev}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+describe("planTables properties (a kernel model per table)", () => {
+  it("every table ends as asked (main keeps the kernel routes none supersedes unless exact); deletes last; idempotent; exact restores", () => {
+    fc.assert(
+      fc.property(
+        fc.subarray(KERNEL),
+        fc.subarray(ROUTES),
+        fc.subarray(ROUTES),
+        fc.boolean(),
+        (kernelLeft, cur0, want0, exact) => {
+          const current = unique([...kernelLeft, ...cur0]);
+          const desired = unique(want0);
+          const ops = planTables(current, desired, { exact, kernel: KERNEL });
+          const after = simulateTables(current, ops);
+          const superseded = (k: Route) =>
+            desired.some((d) => (d.table ?? 254) === 254 && d.dst === k.dst && d.dev === k.dev);
+          const expected = exact ? desired : [...desired, ...KERNEL.filter((k) => !superseded(k))];
+          expect(tableIds(after)).toEqual(tableIds(expected));
+          const firstDel = ops.findIndex((o) => o.op === "delete");
+          if (firstDel >= 0) expect(ops.slice(firstDel).every((o) => o.op === "delete")).toBe(true);
+          expect(planTables(after, desired, { exact, kernel: KERNEL })).toEqual([]);
+          const back = simulateTables(after, planTables(after, current, { exact: true }));
+          expect(tableIds(back)).toEqual(tableIds(current));
+        },
+      ),
+      RUNS,
+    );
+  });
+});
+
+describe("parseAllTableRoutes", () => {
+  it("keeps every table with its id; IPv6 unreachable routes (filed under lo) have no device", () => {
+    const doc = [
+      { type: "throw", dst: "10.8.0.0/16", table: "300", flags: [] },
+      { dst: "default", gateway: "10.248.246.145", dev: "eth0", table: "100", flags: [] },
+      {
+        type: "local",
+        dst: "10.248.246.146",
+        dev: "eth0",
+        table: "local",
+        protocol: "kernel",
+        scope: "host",
+        prefsrc: "10.248.246.146",
+        flags: [],
+      },
+      {
+        type: "unreachable",
+        dst: "default",
+        dev: "lo",
+        table: "300",
+        metric: 1024,
+        flags: [],
+        pref: "medium",
+      },
+      { dst: "fe80::/64", dev: "eth0", protocol: "kernel", metric: 256, flags: [], pref: "medium" },
+    ];
+    const r = parseAllTableRoutes(doc);
+    expect(r.map((x) => [x.table, x.type, x.dst, x.dev, x.family])).toEqual([
+      [300, "throw", "10.8.0.0/16", "", 4],
+      [100, "unicast", "0.0.0.0/0", "eth0", 4],
+      [255, "local", "10.248.246.146/32", "eth0", 4],
+      [300, "unreachable", "::/0", "", 6],
+      [254, "unicast", "fe80::/64", "eth0", 6],
+    ]);
+  });
+});
