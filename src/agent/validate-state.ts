@@ -69,7 +69,11 @@ function ip(field: string, value: string, family?: Family): ParsedIp {
 function cidr(field: string, value: string, family: Family): string {
   const [addr = "", len, extra] = value.split("/");
   if (extra !== undefined) throw invalid(field, value, "is not a CIDR");
-  const a = ip(field, addr, family);
+  // The whole value is quoted, not only its address part.
+  const a = parseIp(addr);
+  if (typeof a === "string") throw invalid(field, value, `is not a valid CIDR: ${a}`);
+  if (a.family !== family)
+    throw invalid(field, value, `is IPv${a.family} in an IPv${family} entry`);
   const prefix = len === undefined ? maxPrefix(family) : parsePrefix(len, family);
   if (typeof prefix === "string") throw invalid(field, value, prefix);
   return `${networkText(a.bytes, prefix)}/${prefix}`;
