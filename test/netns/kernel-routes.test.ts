@@ -62,6 +62,15 @@ async function setUp(addrs: string[][]): Promise<Netns> {
   const n = await Netns.create("nt-kroutes");
   ns = n;
   await n.veth("e0", "e0p");
+  // An address added before the kernel has seen e0's carrier stays tentative
+  // (its routes not made yet) until linkwatch runs, which under load can be
+  // after two reads agree: wait for operstate UP first.
+  await waitFor(
+    async () =>
+      (await n.json<{ operstate: string }[]>("link", "show", "e0"))[0]?.operstate === "UP" ||
+      undefined,
+    { what: "e0's carrier" },
+  );
   await n.ip("link", "add", "e1", "type", "veth", "peer", "name", "e1p");
   await n.ip("link", "set", "e1", "up");
   await n.ip("link", "add", "e2", "type", "veth", "peer", "name", "e2p");
