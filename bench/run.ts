@@ -6,10 +6,11 @@
  *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8,9,10] [--pairs 7] [--counts 1,100,1000,10000,50000]
  *                    [--big-pairs 5] [--no-change-counts 100,10000] [--calls 100000]
  *                    [--slope-calls 300000] [--vm-boots 3] [--vm-pairs 3] [--vm-idle-ms 10000]
- *                    [--quick]
+ *                    [--watch-changes 200] [--quiet-s 60] [--quick]
  *
  * Row 9 boots QEMU guests (TCG unless KVM really runs one; NETAGENT_ACCEL=tcg
  * forces it): minutes under TCG, runnable alone with --rows 9.
+ * Row 10 (sync --watch) includes a quiet minute; alone: bun bench/rows/watch.ts.
  *
  * Everything is ratios of interleaved runs (A B / B A) against a reference
  * measured in the same run: the machine is shared and noisy.
@@ -29,6 +30,7 @@ import { stateApplyRows } from "./rows/state-apply";
 import { ttrpcRows } from "./rows/ttrpc";
 import { updateRoutesRows } from "./rows/update-routes";
 import { vmRows } from "./rows/vm";
+import { watchRows } from "./rows/watch";
 
 const argv = process.argv.slice(2);
 const opt = (name: string): string | undefined => {
@@ -128,6 +130,14 @@ async function main(): Promise<void> {
         boots: Number(opt("--vm-boots") ?? 3),
         pairs: Number(opt("--vm-pairs") ?? (quick ? 1 : 3)),
         idleMs: Number(opt("--vm-idle-ms") ?? 10_000),
+      }),
+    );
+  }
+  if (rowsWanted.has(10)) {
+    await phase("row 10 (sync --watch)", () =>
+      watchRows({
+        changes: Number(opt("--watch-changes") ?? (quick ? 40 : 200)),
+        quietS: Number(opt("--quiet-s") ?? (quick ? 10 : 60)),
       }),
     );
   }

@@ -12,43 +12,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WatchEvent } from "../../src/host/watch-output";
 import type { Child } from "../helpers/process";
-import { Guest, Netns, PtpPod, randomMac, tempDir, userRoutes, waitFor } from "./helpers";
-import { addPodNic, agentAt, cpuTicks, Watcher } from "./watch-helpers";
+import { Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
+import {
+  addPodNic,
+  addressesOf,
+  agentAt,
+  cpuTicks,
+  guestEqualsPod,
+  Watcher,
+} from "./watch-helpers";
 
 type Resync = Extract<WatchEvent, { event: "resync" }>;
 const isResync = (e: WatchEvent): e is Resync => e.event === "resync";
-
-/** Global addresses of every link with `mac` in `ns`, as CIDRs, sorted. */
-async function addressesOf(ns: Netns, mac: string): Promise<string[]> {
-  const links = await ns.json<
-    { address: string; addr_info: { local: string; prefixlen: number; scope: string }[] }[]
-  >("addr", "show");
-  return links
-    .filter((l) => l.address === mac)
-    .flatMap((l) =>
-      l.addr_info.filter((a) => a.scope === "global").map((a) => `${a.local}/${a.prefixlen}`),
-    )
-    .sort();
-}
-
-/** Routes with the device names mapped to MACs, so pod and guest names need not match. */
-async function routesByMac(ns: Netns): Promise<string[]> {
-  const links = await ns.json<{ ifname: string; address: string }[]>("link", "show");
-  const mac = new Map(links.map((l) => [l.ifname, l.address]));
-  return (await userRoutes(ns))
-    .map((r) => JSON.stringify({ ...r, dev: mac.get(r.dev ?? "") ?? r.dev }))
-    .sort();
-}
-
-async function guestEqualsPod(pod: Netns, guest: Netns, macs: string[]): Promise<boolean> {
-  const [pr, gr] = await Promise.all([routesByMac(pod), routesByMac(guest)]);
-  if (JSON.stringify(pr) !== JSON.stringify(gr)) return false;
-  for (const m of macs) {
-    if (JSON.stringify(await addressesOf(pod, m)) !== JSON.stringify(await addressesOf(guest, m)))
-      return false;
-  }
-  return true;
-}
 
 /**
  * A guest NIC with `mac` appearing, as a hot-plug would. The agent renames

@@ -10,7 +10,7 @@ import { answersCheck, NETAGENT } from "../helpers/agent";
 import type { Netns } from "../helpers/netns";
 import { type Child, start, waitForSocket } from "../helpers/process";
 import { waitFor } from "../helpers/wait";
-import { NETAGENTCTL } from "./helpers";
+import { NETAGENTCTL, userRoutes } from "./helpers";
 
 /** dist/netagentctl --json sync --watch, its events parsed line by line. */
 export class Watcher {
@@ -126,4 +126,37 @@ export function cpuTicks(pid: number): number {
   let total = 0;
   for (const p of all) if (isDescendant(p)) total += stat(p)?.ticks ?? 0;
   return total;
+}
+
+/** Global addresses of every link with `mac` in `ns`, as CIDRs, sorted. */
+export async function addressesOf(ns: Netns, mac: string): Promise<string[]> {
+  const links = await ns.json<
+    { address: string; addr_info: { local: string; prefixlen: number; scope: string }[] }[]
+  >("addr", "show");
+  return links
+    .filter((l) => l.address === mac)
+    .flatMap((l) =>
+      l.addr_info.filter((a) => a.scope === "global").map((a) => `${a.local}/${a.prefixlen}`),
+    )
+    .sort();
+}
+
+/** Routes with the device names mapped to MACs, so pod and guest names need not match. */
+export async function routesByMac(ns: Netns): Promise<string[]> {
+  const links = await ns.json<{ ifname: string; address: string }[]>("link", "show");
+  const mac = new Map(links.map((l) => [l.ifname, l.address]));
+  return (await userRoutes(ns))
+    .map((r) => JSON.stringify({ ...r, dev: mac.get(r.dev ?? "") ?? r.dev }))
+    .sort();
+}
+
+/** The guest has the pod's routes (by MAC) and, on each of `macs`, its global addresses. */
+export async function guestEqualsPod(pod: Netns, guest: Netns, macs: string[]): Promise<boolean> {
+  const [pr, gr] = await Promise.all([routesByMac(pod), routesByMac(guest)]);
+  if (JSON.stringify(pr) !== JSON.stringify(gr)) return false;
+  for (const m of macs) {
+    if (JSON.stringify(await addressesOf(pod, m)) !== JSON.stringify(await addressesOf(guest, m)))
+      return false;
+  }
+  return true;
 }
