@@ -1,17 +1,38 @@
 /**
- * PodMonitor: the one runner of `ip monitor` for `sync --watch`. It follows
- * a pod namespace's links, addresses, routes, rules and neighbours and
- * reports each event's kind; it never polls (ip blocks on its netlink
- * socket, we block on its pipe).
+ * PodMonitor: runs an event monitor inside the pod's namespace for
+ * `sync --watch` and reports each event's kind; it never polls (the tool
+ * blocks on its netlink socket, we block on its pipe). The tool is
+ * described by a MonitorTool: `ip monitor` here (links, addresses, routes,
+ * rules, neighbours), xtables-monitor in rules-monitor.ts.
  *
  * iproute2 6.1's `ip monitor` ignores `-json`, so events are read from its
  * `label` output: a line starting with `[LINK]`, `[ADDR]`, `[ROUTE]`,
  * `[RULE]` or `[NEIGH]` begins an event, indented lines continue it. What
  * changed is not parsed from here: the watch rereads the whole pod.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
-export type MonitorKind = "link" | "addr" | "route" | "rule" | "neigh" | "other";
+export type MonitorKind = "link" | "addr" | "route" | "rule" | "neigh" | "filter" | "other";
+
+/** A monitor program: how to start it, how its lines read, which netlink family it listens on. */
+export interface MonitorTool {
+  name: string;
+  argv: string[];
+  /** The kind of event a line begins, or null for a continuation or noise. */
+  lineKind(line: string): MonitorKind | null;
+  /** NETLINK_ROUTE 0, NETLINK_NETFILTER 12. */
+  netlinkProtocol: number;
+}
+
+/** `ip monitor` in the pod namespace `netns` (a name under /run/netns or a path). */
+export function ipMonitorTool(netns: string, binary = "ip"): MonitorTool {
+  return {
+    name: "ip monitor",
+    argv: monitorArgv(netns, binary),
+    lineKind: monitorLineKind,
+    netlinkProtocol: 0,
+  };
+}
 
 const KINDS: Record<string, MonitorKind> = {
   LINK: "link",
@@ -38,14 +59,18 @@ export function monitorArgv(netns: string, binary = "ip"): string[] {
 }
 
 /**
- * Whether process `pid` has a route netlink socket bound with multicast
- * groups: i.e. `ip monitor` is listening. Read from /proc/PID/net/netlink
- * (its own namespace's table); the first netlink socket of a process gets
- * the port id equal to its PID.
+ * Whether process `pid` holds a netlink socket of `protocol` bound to
+ * multicast groups: i.e. the monitor is listening. Its socket inodes (from
+ * /proc/PID/fd) are looked up in /proc/PID/net/netlink, its namespace's table.
  */
-export function netlinkListening(pid: number): boolean {
+export function netlinkListening(pid: number, protocol = 0): boolean {
   let text: string;
+  const inodes = new Set<string>();
   try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1] as string);
+    }
     text = readFileSync(`/proc/${pid}/net/netlink`, "utf8");
   } catch {
     return false;
@@ -54,8 +79,9 @@ export function netlinkListening(pid: number): boolean {
     .split("\n")
     .slice(1)
     .some((line) => {
-      const [, eth, port, groups] = line.trim().split(/\s+/);
-      return eth === "0" && Number(port) === pid && groups !== undefined && /[1-9a-f]/.test(groups);
+      const f = line.trim().split(/\s+/);
+      const [eth, groups, inode] = [f[1], f[3], f[9]];
+      return eth === String(protocol) && /[1-9a-f]/.test(groups ?? "") && inodes.has(inode ?? "");
     });
 }
 
@@ -70,9 +96,8 @@ export class PodMonitor {
   private stopped = false;
 
   constructor(
-    readonly netns: string,
+    readonly tool: MonitorTool,
     private readonly handlers: MonitorHandlers,
-    readonly binary = process.env.NETAGENT_IP_BIN || "ip",
   ) {}
 
   get pid(): number | undefined {
@@ -85,7 +110,7 @@ export class PodMonitor {
    * /proc every 2 ms for at most `readyTimeoutMs`: once, at start.
    */
   async start(readyTimeoutMs = 5000): Promise<void> {
-    const proc = Bun.spawn(monitorArgv(this.netns, this.binary), {
+    const proc = Bun.spawn(this.tool.argv, {
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
@@ -101,11 +126,13 @@ export class PodMonitor {
       this.handlers.onExit(proc.signalCode ?? code, (await stderr).trim());
     });
     const until = performance.now() + readyTimeoutMs;
-    while (!netlinkListening(proc.pid)) {
-      if (exited) throw new Error(`ip monitor exited at once: ${(await stderr).trim()}`);
+    const name = this.tool.name;
+    while (!netlinkListening(proc.pid, this.tool.netlinkProtocol)) {
+      if (exited)
+        throw new Error(`${name} exited at once: ${(await stderr).trim() || "no message"}`);
       if (performance.now() > until) {
         this.stop();
-        throw new Error(`ip monitor did not start listening within ${readyTimeoutMs} ms`);
+        throw new Error(`${name} did not start listening within ${readyTimeoutMs} ms`);
       }
       await Bun.sleep(2);
     }
@@ -122,7 +149,7 @@ export class PodMonitor {
         // holds the unfinished one, cut at 64 KiB in case ip prints garbage.
         if (rest.length > 65_536) rest = "";
         for (const line of lines) {
-          const kind = monitorLineKind(line);
+          const kind = this.tool.lineKind(line);
           if (kind && !this.stopped) this.handlers.onEvent(kind);
         }
       }
@@ -131,7 +158,7 @@ export class PodMonitor {
     }
   }
 
-  /** Stops ip by its PID (SIGTERM); idempotent. */
+  /** Stops the tool by its PID (SIGTERM); idempotent. */
   stop(): void {
     this.stopped = true;
     if (this.proc && this.proc.exitCode === null && this.proc.signalCode === null) {

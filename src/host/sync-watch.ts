@@ -1,7 +1,8 @@
 /**
  * `sync --watch`: one full sync, then the pod is followed with `ip monitor`
- * and the WHOLE state is synced again after each burst of changes, by the
- * very steps a one-shot `sync` takes (read the pod, drive the agent).
+ * (and `xtables-monitor` for its packet filter, where iptables-nft makes
+ * that possible) and the WHOLE state is synced again after each burst of
+ * changes, by the very steps a one-shot `sync` takes (sync-once.ts).
  *
  * - A burst is debounced; one sync at a time; changes during a sync give
  *   one more (resync-scheduler.ts). A burst that leaves the requests as
@@ -19,7 +20,7 @@ import { Code, codeName, TtrpcError } from "../ttrpc/codes";
 import { AgentClient } from "./client";
 import { dial } from "./dial";
 import { NetnsGoneWatcher } from "./netns-gone";
-import { PodMonitor } from "./pod-monitor";
+import { ipMonitorTool, type MonitorTool, PodMonitor } from "./pod-monitor";
 import {
   RESYNC_DEFAULTS,
   type ResyncConfig,
@@ -27,6 +28,7 @@ import {
   type SyncOutcome,
 } from "./resync-scheduler";
 import { departedMacs, retireNics } from "./retire-nics";
+import { xtablesMonitorTool } from "./rules-monitor";
 import type { OnceReport, PodState } from "./sync-once";
 import { packetFilterSummary, type RetiredNic, type WatchEvent } from "./watch-output";
 import { diffPodState, samePodState } from "./watch-report";
@@ -189,9 +191,10 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
   };
 
   const scheduler = new ResyncScheduler(runSync, config);
-  const monitor = new PodMonitor(
-    o.netns,
-    {
+  /** A monitor that feeds the scheduler and is restarted (backoff 1 s doubling to 60 s) if it dies. */
+  const follow = (tool: MonitorTool) => {
+    let delay = 1000;
+    const m: PodMonitor = new PodMonitor(tool, {
       onEvent(kind) {
         trigger[kind] = (trigger[kind] ?? 0) + 1;
         scheduler.notify();
@@ -205,20 +208,25 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
         o.emit({
           event: "warning",
           at: at(),
-          message: `ip monitor ended (${status}): ${stderr || "no message"}; restarting it`,
+          message: `${tool.name} ended (${status}): ${stderr || "no message"}; restarting it in ${delay / 1000} s`,
         });
-        setTimeout(() => restartMonitor(), 1000);
+        setTimeout(() => {
+          if (ending) return;
+          m.start().then(
+            () => scheduler.notify(), // events may have been missed meanwhile
+            (err) =>
+              o.emit({ event: "warning", at: at(), message: `${tool.name}: ${describe(err)}` }),
+          );
+        }, delay);
+        delay = Math.min(60_000, delay * 2);
       },
-    },
-    o.ipBinary,
-  );
-  const restartMonitor = () => {
-    if (ending) return;
-    monitor.start().then(
-      () => scheduler.notify(), // events may have been missed meanwhile
-      (err) => o.emit({ event: "warning", at: at(), message: `ip monitor: ${describe(err)}` }),
-    );
+    });
+    return m;
   };
+  const monitors = [
+    follow(ipMonitorTool(o.netns, o.ipBinary)),
+    follow(xtablesMonitorTool(o.netns)),
+  ];
   const gone = new NetnsGoneWatcher(o.netns, () => void finish("netns-deleted"));
 
   async function finish(reason: WatchEnd["reason"], sig?: string): Promise<void> {
@@ -226,7 +234,7 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
     ending = reason;
     endSignal = sig;
     await scheduler.stop();
-    monitor.stop();
+    for (const m of monitors) m.stop();
     gone.close();
     client?.close();
     o.emit({
@@ -247,7 +255,17 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
 
   o.emit({ event: "start", at: at(), pod: o.label, addr: o.addr, debounceMs: config.debounceMs });
   // Listen first, then read: a change after the first read cannot be missed.
-  await monitor.start();
+  await monitors[0]?.start();
+  try {
+    await monitors[1]?.start();
+  } catch (err) {
+    // Optional: legacy iptables or no xtables-monitor. Rules still go with every sync.
+    o.emit({
+      event: "warning",
+      at: at(),
+      message: `packet filter changes not followed (${describe(err)}); rules are still sent with every sync`,
+    });
+  }
   gone.start();
   scheduler.notify();
   const end = await finished;

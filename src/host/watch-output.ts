@@ -3,7 +3,8 @@
  * text (control characters escaped) or one JSON object per line (`--json`).
  */
 import type { MirrorReport } from "./iptables-mirror";
-import { countChanges, printable, type RequestChanges } from "./watch-report";
+import { escapeControls, terminalSafe } from "./safe-text";
+import { countChanges, type RequestChanges } from "./watch-report";
 
 /** The packet filter part of a sync, in a few words. */
 export function packetFilterSummary(rules: MirrorReport | { skipped: string }): string {
@@ -71,9 +72,9 @@ export type WatchEvent =
       failures: number;
     };
 
-/** One JSON object, one line. */
+/** One JSON object, one line (controls JSON leaves raw, such as C1 and bidi, as \\uXXXX: still JSON). */
 export function renderJson(e: WatchEvent): string {
-  return `${JSON.stringify(e)}\n`;
+  return `${terminalSafe(JSON.stringify(e))}\n`;
 }
 
 const clock = (iso: string) => iso.slice(11, 23);
@@ -150,7 +151,8 @@ export function renderText(e: WatchEvent): string {
         `${e.resyncs} sync(s), ${e.unchanged} change burst(s) with nothing to send, ${e.failures} failure(s)`;
       break;
   }
-  return `${printable(line)}\n`;
+  // One line: every control character from the pod or the guest made visible.
+  return `${escapeControls(line)}\n`;
 }
 
 function triggerText(trigger: Record<string, number>): string {

@@ -130,17 +130,3 @@ export function countChanges(c: RequestChanges): number {
     c.neighborsRemoved.length
   );
 }
-
-/**
- * Text from the pod or the guest made safe for a terminal: C0/C1 control
- * characters and DEL become \xNN (an interface name may hold an escape
- * sequence; the kernel only refuses '/', ':' and white space).
- */
-export function printable(text: string): string {
-  let out = "";
-  for (const ch of text) {
-    const c = ch.charCodeAt(0);
-    out += c < 0x20 || (c >= 0x7f && c <= 0x9f) ? `\\x${c.toString(16).padStart(2, "0")}` : ch;
-  }
-  return out;
-}

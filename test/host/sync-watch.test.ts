@@ -11,7 +11,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WatchEvent } from "../../src/host/watch-output";
-import type { Child } from "../helpers/process";
+import { rulesIn } from "../helpers/iptables";
+import { type Child, run } from "../helpers/process";
 import { Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
 import {
   addPodNic,
@@ -127,6 +128,16 @@ describe("sync --watch follows a pod", () => {
       "192.0.2.0/24 via 10.248.247.1 dev eth0",
     );
     expect(watch.resyncs().length - before).toBeLessThanOrEqual(8);
+  });
+
+  it("a packet filter rule added in the pod (iptables-nft): followed by xtables-monitor, copied", async () => {
+    const rule = "-A INPUT -s 192.0.2.7/32 -j DROP";
+    expect(rulesIn(guest.ns.name)).not.toContain(rule);
+    await run("ip", ["netns", "exec", pod.pod.name, "iptables", ...rule.split(" ")]);
+    const e = (await watch.next((x) => isResync(x) && x.changes.rules)) as Resync;
+    expect(e.packetFilter).toContain("iptables 1 rule(s) sent");
+    // Independently: the guest netns's own iptables-save.
+    expect(rulesIn(guest.ns.name)).toContain(rule);
   });
 
   it("a burst of 200 route changes in one ip -batch gives a few resyncs, not 200", async () => {

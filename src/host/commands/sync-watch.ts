@@ -5,7 +5,6 @@
  */
 import type { SyncOptions } from "../drive-agent";
 import { RESYNC_DEFAULTS } from "../resync-scheduler";
-import { resolveNetns } from "../sync";
 import { readPodState, syncOnce } from "../sync-once";
 import { watchPod } from "../sync-watch";
 import { renderJson, renderText, type WatchEvent } from "../watch-output";
@@ -14,7 +13,8 @@ import type { PodSource } from "./pod-source";
 
 export const WATCH_HELP = `Watching (--watch, with --netns only):
   After a first sync, follows the pod with \`ip monitor\` (links, addresses,
-  routes, rules, neighbours; no polling) and syncs the whole state again
+  routes, rules, neighbours) and \`xtables-monitor\` (its iptables-nft
+  packet filter), never polling, and syncs the whole state again
   after each burst of changes: --debounce MS of quiet (default ${RESYNC_DEFAULTS.debounceMs}, at most
   ${RESYNC_DEFAULTS.maxWaitMs} ms after the burst began), one sync at a time, changes during a
   sync give one more. A burst that changes nothing sync sends costs one read
@@ -58,8 +58,8 @@ export async function runWatch(
       );
     }
   }
-  const netns = resolveNetns(netnsFlag);
-  if (typeof netns !== "string") throw new UsageError(`--netns: ${netns.reason}`);
+  // Resolved once by podSource: the namespace watched is the one read.
+  const netns = source.netns as string;
 
   const out = lineWriter(ctx.json);
   const controller = new AbortController();

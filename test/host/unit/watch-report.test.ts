@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { departedMacs } from "../../../src/host/retire-nics";
 import { requestsFromState } from "../../../src/host/sync";
 import { renderJson, renderText, type WatchEvent } from "../../../src/host/watch-output";
-import { diffRequests, printable, sameRequests } from "../../../src/host/watch-report";
+import { diffRequests, sameRequests } from "../../../src/host/watch-report";
 import type { NetState } from "../../../src/net/model";
 
 const link = (name: string, mac: string, addrs: string[], mtu = 1500) => ({
@@ -123,7 +123,7 @@ describe("watch lines", () => {
     expect(line).toContain("13:00:00.123 resync 2 in 12 ms after 3 route event(s)");
     expect(line).toContain("routes +1 -0 (+192.0.2.0/24 via 10.0.0.1 dev eth0)");
     expect(line).toContain("NIC eth1 02:00:00:00:00:0b left the pod");
-    expect(line).toContain("e\\x1b[31mvil");
+    expect(line).toContain("e\\u001b[31mvil");
     // biome-ignore lint/suspicious/noControlCharactersInRegex: checking there is none
     expect(line).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
   });
@@ -134,7 +134,13 @@ describe("watch lines", () => {
     expect(JSON.parse(line)).toEqual(resync);
   });
 
-  it("printable escapes C0, DEL and C1, keeps the rest", () => {
-    expect(printable("a\x00b\x7f\x9bc\u00e9")).toBe("a\\x00b\\x7f\\x9bc\u00e9");
+  it("JSON: C1 and bidi controls from the guest leave as \\u escapes, the value unchanged", () => {
+    const evil = {
+      ...resync,
+      changes: { ...(resync as { changes: object }).changes, interfacesChanged: ["a\x9bb\u202ec"] },
+    } as WatchEvent;
+    const line = renderJson(evil);
+    expect(line).not.toMatch(/[\u0080-\u009f\u202e]/);
+    expect(JSON.parse(line)).toEqual(evil);
   });
 });
