@@ -29,7 +29,7 @@ import {
 } from "./resync-scheduler";
 import { departedMacs, retireNics } from "./retire-nics";
 import { xtablesMonitorTool } from "./rules-monitor";
-import type { OnceReport, PodState } from "./sync-once";
+import type { PodReport, PodState } from "./sync-once";
 import { packetFilterSummary, type RetiredNic, type WatchEvent } from "./watch-output";
 import { diffPodState, samePodState } from "./watch-report";
 
@@ -42,8 +42,8 @@ export interface WatchOptions {
   timeoutMs: number;
   /** One-shot sync's read of the pod (sync-once.ts). */
   read(): Promise<PodState>;
-  /** One-shot sync's drive of the agent (sync-once.ts). */
-  drive(client: AgentClient, pod: PodState): Promise<OnceReport>;
+  /** One-shot sync's drive of the agent (sync-once.ts: Apply when offered, else the Kata calls). */
+  drive(client: AgentClient, pod: PodState): Promise<PodReport>;
   emit(event: WatchEvent): void;
   resync?: ResyncConfig;
   ipBinary?: string;
@@ -76,6 +76,26 @@ const describe = (err: unknown) =>
     : err instanceof Error
       ? err.message
       : String(err);
+
+/**
+ * For an Apply (which can say "down"): the pod's whole state plus each
+ * retired NIC the guest still has, listed with no addresses and down
+ * (name and MTU kept). The Kata calls ignore `full`.
+ */
+function withRetired(pod: PodState, retired: readonly RetiredNic[]): PodState {
+  const gone = retired.filter((r) => r.found);
+  if (!pod.full || gone.length === 0) return pod;
+  const links = gone.map((r) => ({
+    index: -1,
+    name: "",
+    mac: r.hwAddr,
+    mtu: 0,
+    flags: [],
+    kind: "",
+    addresses: [],
+  }));
+  return { ...pod, full: { ...pod.full, links: [...pod.full.links, ...links] } };
+}
 
 /** Follows the pod until its namespace is deleted or `signal` aborts. */
 export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<WatchEnd> {
@@ -150,7 +170,9 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
         departedMacs(tracked, requests),
         o.timeoutMs,
       );
-      const { sync: report, rules } = await o.drive(client, pod);
+      const report = await o.drive(client, withRetired(pod, retired));
+      const viaApply = report.kind === "apply";
+      for (const r of retired) r.down = viaApply && r.found;
       resyncs++;
       o.emit({
         event: "resync",
@@ -165,11 +187,18 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
         interfaces: requests.interfaces.length,
         routes: requests.routes.length,
         neighbors: requests.neighbors.length,
-        waited: report.interfaces
-          .filter((i) => i.attempts > 1)
-          .map((i) => ({ name: i.name, attempts: i.attempts })),
-        guestRoutes: report.routes.length,
-        packetFilter: packetFilterSummary(rules),
+        via: report.kind,
+        waited:
+          report.kind === "kata"
+            ? report.sync.interfaces
+                .filter((i) => i.attempts > 1)
+                .map((i) => ({ name: i.name, attempts: i.attempts }))
+            : [],
+        guestRoutes:
+          report.kind === "kata"
+            ? report.sync.routes.length
+            : (report.apply.result?.routes.length ?? 0),
+        packetFilter: packetFilterSummary(report.rules),
       });
       last = pod;
       lost = false;

@@ -27,6 +27,8 @@ export interface RetiredNic {
   found: boolean;
   /** Addresses removed from it. */
   flushed: string[];
+  /** Set down too (possible through Apply; the Kata calls always set a link up). */
+  down?: boolean;
 }
 
 export type WatchEvent =
@@ -40,6 +42,8 @@ export type WatchEvent =
       /** Monitor events since the previous sync began, by kind. */
       trigger: Record<string, number>;
       reconnected: boolean;
+      /** One Apply of the whole state, or the Kata calls. */
+      via: "apply" | "kata";
       changes: RequestChanges;
       retired: RetiredNic[];
       /** What was sent. */
@@ -104,10 +108,10 @@ function describeChanges(c: RequestChanges): string[] {
 function describeRetired(r: RetiredNic): string {
   if (!r.found) return `NIC ${r.hwAddr} left the pod; the guest has no such NIC any more`;
   const flushed = r.flushed.length ? `addresses flushed (${list(r.flushed)})` : "no addresses";
-  return (
-    `NIC ${r.name} ${r.hwAddr} left the pod: in the guest ${flushed}, its routes removed; ` +
-    "the NIC stays, up (a VM cannot unplug its own PCI NIC; Kata's UpdateInterface always sets the link up)"
-  );
+  const state = r.down
+    ? "down (a VM cannot unplug its own PCI NIC)"
+    : "up (a VM cannot unplug its own PCI NIC; Kata's UpdateInterface always sets the link up)";
+  return `NIC ${r.name} ${r.hwAddr} left the pod: in the guest ${flushed}, its routes removed; the NIC stays, ${state}`;
 }
 
 /** One line of text for a terminal or a log. */
@@ -120,7 +124,7 @@ export function renderText(e: WatchEvent): string {
       break;
     case "resync": {
       const head = e.initial
-        ? `${t} sync ${e.seq} (initial) in ${ms(e.ms)}`
+        ? `${t} sync ${e.seq} (initial, ${e.via === "apply" ? "Apply" : "Kata calls"}) in ${ms(e.ms)}`
         : `${t} resync ${e.seq} in ${ms(e.ms)} after ${triggerText(e.trigger)}`;
       const parts = e.initial
         ? [`${e.interfaces} interface(s), ${e.routes} route(s), ${e.neighbors} neighbour(s) sent`]

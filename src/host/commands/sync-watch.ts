@@ -5,7 +5,7 @@
  */
 import type { SyncOptions } from "../drive-agent";
 import { RESYNC_DEFAULTS } from "../resync-scheduler";
-import { readPodState, syncOnce } from "../sync-once";
+import { readPodState, syncPod } from "../sync-once";
 import { watchPod } from "../sync-watch";
 import { renderJson, renderText, type WatchEvent } from "../watch-output";
 import { type CommandContext, UsageError } from "./common";
@@ -18,8 +18,10 @@ export const WATCH_HELP = `Watching (--watch, with --netns only):
   after each burst of changes: --debounce MS of quiet (default ${RESYNC_DEFAULTS.debounceMs}, at most
   ${RESYNC_DEFAULTS.maxWaitMs} ms after the burst began), one sync at a time, changes during a
   sync give one more. A burst that changes nothing sync sends costs one read
-  of the pod and no call. A NIC gone from the pod keeps its guest twin (a VM
-  cannot unplug its own PCI NIC) but loses its addresses and routes. A lost
+  of the pod and no call. Each sync is the one-shot sync (Apply when the
+  agent offers it; --kata for the Kata sequence). A NIC gone from the pod
+  keeps its guest twin (a VM cannot unplug its own PCI NIC) but loses its
+  addresses and routes, and is set down through Apply. A lost
   connection is retried with backoff (100 ms doubling to 5 s), then the whole
   state is resent. One line per sync (--json: one JSON object per line).
   Ends with exit 0 when the namespace is deleted or on SIGINT/SIGTERM (after
@@ -74,8 +76,9 @@ export async function runWatch(
         addr: ctx.addr,
         timeoutMs: ctx.timeoutMs,
         // Exactly what a one-shot sync reads and sends.
-        read: () => readPodState(source),
-        drive: (client, pod) => syncOnce(client, pod, options),
+        read: () => readPodState(source, { full: true }),
+        drive: (client, pod) =>
+          syncPod(client, pod, { ...options, kata: flags["--kata"] === true }),
         emit: out.emit,
         resync: {
           ...RESYNC_DEFAULTS,

@@ -96,6 +96,7 @@ describe("watch lines", () => {
     initial: false,
     trigger: { route: 3 },
     reconnected: false,
+    via: "kata",
     changes: {
       interfacesAdded: [],
       interfacesRemoved: [],
