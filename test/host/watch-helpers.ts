@@ -98,13 +98,18 @@ export async function addPodNic(pod: Netns, host: Netns, name: string, peer: str
   await pod.veth(name, peer, { mac, peerNs: host });
 }
 
-/** utime+stime (clock ticks) of `pid` and of all its descendants alive now. */
+/**
+ * utime+stime (clock ticks) of `pid` and of all its descendants alive now,
+ * plus cutime+cstime: what its children that already ended used (so a
+ * process that polls by spawning short-lived ones shows it).
+ */
 export function cpuTicks(pid: number): number {
   const stat = (p: number) => {
     try {
       const s = readFileSync(`/proc/${p}/stat`, "utf8");
       const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-      return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+      const own = Number(f[11]) + Number(f[12]);
+      return { ppid: Number(f[1]), ticks: p === pid ? own + Number(f[13]) + Number(f[14]) : own };
     } catch {
       return undefined;
     }
