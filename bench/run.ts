@@ -3,14 +3,14 @@
  * and written to dist/bench.json. Not part of the test command; needs root
  * (network namespaces), a built dist/netagent, and Go for rows 1-2.
  *
- *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8,9,10] [--pairs 7] [--counts 1,100,1000,10000,50000]
+ *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8,9,10,11] [--pairs 7] [--counts 1,100,1000,10000,50000]
  *                    [--big-pairs 5] [--no-change-counts 100,10000] [--calls 100000]
  *                    [--slope-calls 300000] [--vm-boots 3] [--vm-pairs 3] [--vm-idle-ms 10000]
  *                    [--watch-changes 200] [--quiet-s 60] [--quick]
  *
  * Row 9 boots QEMU guests (TCG unless KVM really runs one; NETAGENT_ACCEL=tcg
  * forces it): minutes under TCG, runnable alone with --rows 9.
- * Row 10 (sync --watch) includes a quiet minute; alone: bun bench/rows/watch.ts.
+ * Row 11 (sync --watch) includes a quiet minute; alone: bun bench/rows/watch.ts.
  *
  * Everything is ratios of interleaved runs (A B / B A) against a reference
  * measured in the same run: the machine is shared and noisy.
@@ -39,7 +39,7 @@ const opt = (name: string): string | undefined => {
 };
 const list = (name: string, dflt: number[]) => opt(name)?.split(",").map(Number) ?? dflt;
 const quick = argv.includes("--quick");
-const rowsWanted = new Set(list("--rows", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+const rowsWanted = new Set(list("--rows", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]));
 const pairs = Number(opt("--pairs") ?? (quick ? 3 : 7));
 const bigPairs = Number(opt("--big-pairs") ?? (quick ? 1 : 5));
 
@@ -133,8 +133,8 @@ async function main(): Promise<void> {
       }),
     );
   }
-  if (rowsWanted.has(10)) {
-    await phase("row 10 (sync --watch)", () =>
+  if (rowsWanted.has(11)) {
+    await phase("row 11 (sync --watch)", () =>
       watchRows({
         changes: Number(opt("--watch-changes") ?? (quick ? 40 : 200)),
         quietS: Number(opt("--quiet-s") ?? (quick ? 10 : 60)),

@@ -1,5 +1,5 @@
 /**
- * Row 10: `netagentctl sync --watch` following a real CNI ptp pod into an
+ * Row 11: `netagentctl sync --watch` following a real CNI ptp pod into an
  * agent in a guest netns (whose veths carry the pod NICs' MACs).
  *
  * - Latency: N scripted changes in the pod (cycling: a route added, a route
@@ -202,16 +202,16 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
     );
     return [
       {
-        id: "10",
+        id: "11",
         what: `sync --watch: a change in the pod -> guest equal, p50 over ${all.length} changes`,
         unit: "ms",
         ours: median(all),
         oursStats: summarize(all),
         notes: [`p99 ${percentile(all, 99).toFixed(1)} ms`, ...kinds],
-        commands: [cmd, "bun bench/run.ts --rows 10"],
+        commands: [cmd, "bun bench/run.ts --rows 11"],
       },
       {
-        id: "10",
+        id: "11",
         what: `sync --watch: a change in the pod -> guest equal, p99 over ${all.length} changes`,
         unit: "ms",
         ours: percentile(all, 99),
@@ -219,7 +219,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
         commands: [cmd],
       },
       {
-        id: "10",
+        id: "11",
         what: "sync --watch: resyncs for 1,000 route adds in one ip -batch",
         unit: "resyncs per 1,000 changes",
         ours: batch.resyncs,
@@ -231,7 +231,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
         commands: [cmd],
       },
       {
-        id: "10",
+        id: "11",
         what: "sync --watch: resyncs for 1,000 route adds, one ip process each",
         unit: "resyncs per 1,000 changes",
         ours: procs.resyncs,
@@ -243,7 +243,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
         commands: [cmd],
       },
       {
-        id: "10",
+        id: "11",
         what: `sync --watch idle: CPU over a quiet ${o.quietS} s (watcher + its monitors)`,
         unit: "ms CPU",
         ours: idleMs,
