@@ -10,6 +10,8 @@ export { DEFAULT_TIMEOUT_MS as IPTABLES_TIMEOUT_MS, MAX_RULES_BYTES } from "../n
 export { MAX_CALLS_PER_CONNECTION, MAX_DATA_LENGTH, MAX_REPEATED_ENTRIES } from "../ttrpc/limits";
 export { QUOTE_PREFIX } from "../ttrpc/quote";
 export { MAX_STATUS_MESSAGE_BYTES } from "../ttrpc/status";
+// netagent.v1.Network Apply: entries of each kind in one request.
+export { LIMITS as APPLY_LIMITS } from "./validate-state";
 
 /** Connections served at once (`--max-connections`); more are refused on accept. */
 export const DEFAULT_MAX_CONNECTIONS = 64;

@@ -44,8 +44,11 @@ export function planText(plan: ApplyPlan): string[] {
 export function createStateService(options: StateServiceOptions): ServiceImpl<typeof Network> {
   const { ip, sysctl, log, queue } = options;
 
-  async function readState(sysctlKeys: Iterable<string>): Promise<FullState> {
-    const s = await ip.readFullState();
+  async function readState(
+    sysctlKeys: Iterable<string>,
+    opts?: { signal?: AbortSignal },
+  ): Promise<FullState> {
+    const s = await ip.readFullState(opts);
     return { ...s, sysctls: sysctl.read(sysctlKeys) };
   }
 
@@ -73,9 +76,9 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
     }
   }
 
-  async function execute(plan: ApplyPlan): Promise<void> {
-    await ip.batch(plan.batch);
-    await ip.batch(plan.batch6, { ipv6: true });
+  async function execute(plan: ApplyPlan, opts: { signal?: AbortSignal }): Promise<void> {
+    await ip.batch(plan.batch, opts);
+    await ip.batch(plan.batch6, { ipv6: true, ...opts });
     for (const s of plan.sysctls) sysctl.write(s.key, s.value);
   }
 
@@ -103,19 +106,22 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
   }
 
   return {
-    async get() {
-      const s = await ip.readFullState();
+    async get(_request, ctx) {
+      const s = await ip.readFullState({ signal: ctx.signal });
       const names = s.links.map((l) => l.name).filter((n) => n !== "lo");
       const values = sysctl.read(sysctl.list(names));
       const sysctls: Sysctl[] = [...values].map(([key, value]) => ({ key, value }));
       return stateToWire({ ...s, sysctls });
     },
 
-    async apply(request) {
+    async apply(request, ctx) {
       const desired = validateApply(request);
       const exact = request.exact;
+      // The call's signal kills a running ip when the caller gives up; the
+      // restore runs without it, so a cancelled Apply still puts everything back.
+      const run = { signal: ctx.signal };
       return queue.run(async () => {
-        const links = await ip.readFullState();
+        const links = await ip.readFullState(run);
         const phase = planLinkPhase(links.links, desired.links);
         const keys = desired.sysctls.map((s) => currentKey(s.key, phase.formerName));
         const before: FullState = { ...links, sysctls: sysctl.read(keys) };
@@ -128,16 +134,16 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
         }
         const desiredKeys = desired.sysctls.map((s) => s.key);
         try {
-          await execute(plan);
-          let after = await readState(desiredKeys);
+          await execute(plan, run);
+          let after = await readState(desiredKeys, run);
           let again = planApply(after, desired, { exact });
           if (again.batch.length + again.batch6.length > 0) {
             log.info("Apply: correcting what the plan did not foresee", {
               lines: again.batch.length + again.batch6.length,
             });
-            await ip.batch(again.batch);
-            await ip.batch(again.batch6, { ipv6: true });
-            after = await readState(desiredKeys);
+            await ip.batch(again.batch, run);
+            await ip.batch(again.batch6, { ipv6: true, ...run });
+            after = await readState(desiredKeys, run);
             again = planApply(after, desired, { exact });
             if (again.batch.length + again.batch6.length > 0) {
               throw new TtrpcError(
@@ -155,7 +161,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
           }
           throw err;
         }
-      });
+      }, ctx.signal);
     },
   };
 }
