@@ -7,12 +7,12 @@
  *   bun bench/profile/cpu.ts [--n 10000] [--runs 7]
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { routeToProto } from "../../src/agent/proto-map";
 import { validateRoutes } from "../../src/agent/validate";
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { parseRoutes } from "../../src/net/parse-ip-json";
 import { planRoutes } from "../../src/net/plan-routes";
 import { renderRouteOps } from "../../src/net/render-batch";
+import { routeToProto } from "../../src/wire/kata-map";
 import { DEV, dest, GATEWAY, updateRoutesPayload } from "../lib/route-set";
 import { median } from "../lib/stats";
 

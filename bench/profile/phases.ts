@@ -7,13 +7,13 @@
  *   bun bench/profile/phases.ts [--n 10000] [--runs 3]
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { routeToProto } from "../../src/agent/proto-map";
 import { validateRoutes } from "../../src/agent/validate";
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { IpRunner } from "../../src/net/ip-runner";
 import { impliedKernelRoutes } from "../../src/net/kernel-routes";
 import { planRoutes } from "../../src/net/plan-routes";
 import { renderRouteOps } from "../../src/net/render-batch";
+import { routeToProto } from "../../src/wire/kata-map";
 import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { batchText, updateRoutesPayload } from "../lib/route-set";
 

@@ -13,10 +13,10 @@ import { planRoutes } from "../net/plan-routes";
 import { ipv6Disabled } from "../net/sysctl";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { CallContext, ServiceImpl } from "../ttrpc/service";
+import { linkToProto, routeToProto } from "../wire/kata-map";
 import { applyLink } from "./apply-link";
 import { applyRoutePlan } from "./apply-routes";
 import type { Logger } from "./log";
-import { linkToProto, routeToProto } from "./proto-map";
 import { SerialQueue } from "./serial-queue";
 import { validateInterface, validateNeighbors, validateRoutes } from "./validate";
 

@@ -9,9 +9,11 @@
  * corrective batch runs; if the state still differs, the call is undone
  * and fails INTERNAL rather than answer a state it did not reach.
  */
+
 import type { Network } from "../gen/network_pb";
 import type { DesiredState, FullState, Sysctl } from "../net/full-state";
 import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import { isManagedLink } from "../net/kernel-facts";
 import { type ApplyPlan, currentKey, planApply, type SysctlWrite } from "../net/plan-apply";
 import { planLinkPhase } from "../net/plan-link-phase";
 import { planLinksRestore, planStateRestore } from "../net/plan-restore";
@@ -108,7 +110,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
   return {
     async get(_request, ctx) {
       const s = await ip.readFullState({ signal: ctx.signal });
-      const names = s.links.map((l) => l.name).filter((n) => n !== "lo");
+      const names = s.links.map((l) => l.name).filter(isManagedLink);
       const values = sysctl.read(sysctl.list(names));
       const sysctls: Sysctl[] = [...values].map(([key, value]) => ({ key, value }));
       return stateToWire({ ...s, sysctls });

@@ -6,6 +6,7 @@
  * Bounds (a request is held in memory and planned whole): at most
  * {@link LIMITS}.interfaces interfaces, routes, rules, neighbours, sysctls.
  */
+
 import type { ApplyRequest, Route as WireRoute, Rule as WireRule } from "../gen/network_pb";
 import type { DesiredLink, DesiredNeighbor, DesiredState, Sysctl } from "../net/full-state";
 import {
@@ -17,6 +18,7 @@ import {
   parseIp,
   parsePrefix,
 } from "../net/ip";
+import { isManagedLink } from "../net/kernel-facts";
 import type { Route } from "../net/model";
 import type { Rule } from "../net/rules";
 import { parseSysctlKey, sysctlValueProblem } from "../net/sysctl-keys";
@@ -114,7 +116,7 @@ function route(f: string, r: WireRoute): Route {
   if (r.device !== "") validateName(`${f}.device`, r.device);
   if (type === "unicast" && r.device === "")
     throw invalid(`${f}.device`, r.device, "is empty: a unicast route needs a link");
-  if (r.device === "lo") throw invalid(`${f}.device`, r.device, "is not managed (loopback)");
+  if (!isManagedLink(r.device)) throw invalid(`${f}.device`, r.device, "is not managed (loopback)");
   if (type !== "unicast" && gw)
     throw invalid(`${f}.gateway`, r.gateway, `is given for a ${type} route`);
   if (r.scope > 255) throw invalid(`${f}.scope`, r.scope, "is not a scope (0-255)");
@@ -243,7 +245,8 @@ export function validateApply(request: ApplyRequest): DesiredState {
     const f = `desired.neighbors[${n}]`;
     const p = ip(`${f}.address`, x.address);
     validateName(`${f}.device`, x.device);
-    if (x.device === "lo") throw invalid(`${f}.device`, x.device, "is not managed (loopback)");
+    if (!isManagedLink(x.device))
+      throw invalid(`${f}.device`, x.device, "is not managed (loopback)");
     return {
       family: p.family,
       ip: p.text,

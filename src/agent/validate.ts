@@ -15,6 +15,14 @@ import {
   parseIp,
   parsePrefix,
 } from "../net/ip";
+import {
+  IFF_NOARP,
+  isManagedLink,
+  NTF_EXT_LEARNED,
+  NTF_ROUTER,
+  NUD,
+  RTNH_F_ONLINK,
+} from "../net/kernel-facts";
 import { type Route, routeKey } from "../net/model";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { quote } from "../ttrpc/quote";
@@ -97,7 +105,6 @@ function resolveFamily(field: string, declared: number, addresses: string[]): Fa
 }
 
 const ROUTE_STATE_FLAGS = 0x1 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80; // dead, offload, linkdown, ... (kernel-set)
-const RTNH_F_ONLINK = 0x4;
 
 /** Validates UpdateRoutes' list into model routes (deduplicated, checked for clashes). */
 export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
@@ -113,7 +120,8 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
       validateName(`${f}.device`, r.device);
       validNames.add(r.device);
     }
-    if (r.device === "lo") throw invalid(`${f}.device`, r.device, "is not managed (loopback)");
+    if (!isManagedLink(r.device))
+      throw invalid(`${f}.device`, r.device, "is not managed (loopback)");
     const srcText = r.source.includes("/") ? (r.source.split("/")[0] as string) : r.source;
     const family = resolveFamily(f, r.family, [r.dest.split("/")[0] as string, r.gateway, srcText]);
 
@@ -192,8 +200,6 @@ export interface InterfaceSpec {
   devicePath: string;
 }
 
-const IFF_NOARP = 0x80;
-
 export function validateInterface(iface: Interface | undefined): InterfaceSpec {
   if (iface === undefined) throw new TtrpcError("interface: missing", Code.INVALID_ARGUMENT);
   const mac = validateMac("interface.hwAddr", iface.hwAddr);
@@ -244,18 +250,10 @@ export interface NeighborSpec {
   externLearned: boolean;
 }
 
-const NUD: Record<number, string> = {
-  1: "incomplete",
-  2: "reachable",
-  4: "stale",
-  8: "delay",
-  16: "probe",
-  32: "failed",
-  64: "noarp",
-  128: "permanent",
-};
-const NTF_EXT_LEARNED = 0x10;
-const NTF_ROUTER = 0x80;
+/** A single NUD bit to the name `ip neigh` takes. */
+const NUD_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(NUD).map(([name, bit]) => [bit, name.toLowerCase()]),
+);
 
 /** Validates neighbours; multicast entries are dropped (they are the kernel's business). */
 export function validateNeighbors(neighbors: readonly ARPNeighbor[]): {
@@ -270,9 +268,10 @@ export function validateNeighbors(neighbors: readonly ARPNeighbor[]): {
     const family = resolveFamily(`${f}.toIPAddress`, n.toIPAddress.family, [n.toIPAddress.address]);
     const addr = ip(`${f}.toIPAddress.address`, n.toIPAddress.address, family);
     validateName(`${f}.device`, n.device);
-    if (n.device === "lo") throw invalid(`${f}.device`, n.device, "is not managed (loopback)");
+    if (!isManagedLink(n.device))
+      throw invalid(`${f}.device`, n.device, "is not managed (loopback)");
     const lladdr = n.lladdr === "" ? "" : validateMac(`${f}.lladdr`, n.lladdr);
-    const nud = n.state === 0 ? "permanent" : NUD[n.state];
+    const nud = n.state === 0 ? "permanent" : NUD_NAMES[n.state];
     if (nud === undefined) throw invalid(`${f}.state`, n.state, "is not a single NUD state");
     if (lladdr === "" && (nud === "permanent" || nud === "noarp" || nud === "reachable")) {
       throw invalid(`${f}.lladdr`, n.lladdr, `is empty for a ${nud} entry`);

@@ -9,9 +9,9 @@
  * a link-scope host route first, the way ptp makes it reachable in the pod.
  */
 import { create } from "@bufbuild/protobuf";
-import { addressToProto, protoFamily } from "../agent/proto-map";
 import { InterfaceSchema, type Route, RouteSchema } from "../gen/types_pb";
 import { cidrContains, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
+import { addressToProto, protoFamily } from "../wire/kata-map";
 import type { SyncRequests } from "./sync";
 
 /** A result that cannot be used; the message names the field and the value. */

@@ -13,6 +13,7 @@
 import type { Interface, Route as ProtoRoute } from "../gen/types_pb";
 import { IPFamily } from "../gen/types_pb";
 import { defaultDst, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
+import { canonicalDst, isManagedLink, RTNH_F_ONLINK } from "../net/kernel-facts";
 import { impliedKernelRoutes } from "../net/kernel-routes";
 import { IFF, type Link, type Route } from "../net/model";
 import { escapeControls } from "./safe-text";
@@ -46,12 +47,7 @@ function canonIp(text: string): string {
 }
 
 function canonDst(dest: string, family: Family): string {
-  if (dest === "") return defaultDst(family);
-  const [addr = "", len] = dest.split("/");
-  const p = parseIp(addr);
-  if (typeof p === "string") return dest;
-  const prefix = len === undefined ? maxPrefix(p.family) : Number(len);
-  return `${networkText(p.bytes, prefix)}/${prefix}`;
+  return canonicalDst(dest, family) ?? dest;
 }
 
 function familyOfRoute(r: ProtoRoute): Family {
@@ -67,7 +63,7 @@ function normRoute(r: ProtoRoute): NormRoute {
   const dst = canonDst(r.dest, family);
   const gateway = r.gateway ? canonIp(r.gateway) : "";
   const source = r.source ? canonIp(r.source.split("/")[0] as string) : "";
-  const onlink = (r.flags & 4) !== 0;
+  const onlink = (r.flags & RTNH_F_ONLINK) !== 0;
   const parts = [dst === "0.0.0.0/0" ? "default" : dst];
   if (gateway) parts.push("via", gateway);
   parts.push("dev", r.device);
@@ -159,7 +155,7 @@ function compareRoutes(
   const wanted = new Set(want.map((r) => r.identity));
   const kernel = new Set(impliedKernelRoutes(guestIfaces.map(linkOf)).map(kernelRouteIdentity));
   const have = guestRoutes
-    .filter((r) => r.device !== "lo" && r.device !== "")
+    .filter((r) => isManagedLink(r.device) && r.device !== "")
     .map(normRoute)
     .filter((r) => wanted.has(r.identity) || !kernel.has(r.identity));
   const rows: Row[] = [];

@@ -7,8 +7,10 @@
  * gone with it). Values are read with procps `sysctl` run inside the
  * namespace, since /proc/sys/net shows the reader's own namespace.
  */
+
 import type { FullState, Sysctl } from "../net/full-state";
 import { IpRunner } from "../net/ip-runner";
+import { isManagedLink } from "../net/kernel-facts";
 import { DERIVED, normaliseSysctlValue, parseSysctlKey } from "../net/sysctl-keys";
 
 /** Keys whose default the kernel sizes by the machine's memory: a guest's differ by design. */
@@ -113,7 +115,7 @@ export async function readPodFullState(netns: string, ipBinary?: string): Promis
     readNetnsSysctls(netns),
     readFreshDefaults(),
   ]);
-  const ifaces = state.links.map((l) => l.name).filter((n) => n !== "lo");
+  const ifaces = state.links.map((l) => l.name).filter(isManagedLink);
   const allSysctls = new Map([...values].filter(([k]) => typeof parseSysctlKey(k) !== "string"));
   return { ...state, sysctls: nonDefaultSysctls(allSysctls, fresh, ifaces), allSysctls };
 }

@@ -6,7 +6,6 @@
  * reachable; always with a MAC).
  */
 import { create } from "@bufbuild/protobuf";
-import { addressToProto, protoFamily, routeToProto } from "../agent/proto-map";
 import {
   type ARPNeighbor,
   ARPNeighborSchema,
@@ -16,7 +15,9 @@ import {
 } from "../gen/types_pb";
 import { defaultDst } from "../net/ip";
 import { IpRunner } from "../net/ip-runner";
+import { isManagedLink, NTF_ROUTER, NUD } from "../net/kernel-facts";
 import { IFF, type Link, type Neighbor, type NetState, type Route, rawFlags } from "../net/model";
+import { addressToProto, protoFamily, routeToProto } from "../wire/kata-map";
 
 /** What a sync sends, in the order it is sent. */
 export interface SyncRequests {
@@ -27,9 +28,6 @@ export interface SyncRequests {
   skipped: { name: string; why: string }[];
 }
 
-const NUD_REACHABLE = 0x02;
-const NUD_PERMANENT = 0x80;
-const NTF_ROUTER = 0x80;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 
 /** The Interface request for one link: every address, MTU, MAC, NOARP only of the raw flags. */
@@ -55,8 +53,8 @@ export function routeRequest(r: Route): ProtoRoute {
 
 function nudBits(n: Neighbor): number {
   let bits = 0;
-  if (n.state.includes("PERMANENT")) bits |= NUD_PERMANENT;
-  if (n.state.includes("REACHABLE")) bits |= NUD_REACHABLE;
+  if (n.state.includes("PERMANENT")) bits |= NUD.PERMANENT;
+  if (n.state.includes("REACHABLE")) bits |= NUD.REACHABLE;
   return bits;
 }
 
@@ -69,7 +67,7 @@ function nudBits(n: Neighbor): number {
 export function requestsFromState(state: NetState): SyncRequests {
   const skipped: SyncRequests["skipped"] = [];
   const links = state.links.filter((l) => {
-    if (l.name === "lo" || l.flags.includes("LOOPBACK")) return false;
+    if (!isManagedLink(l.name) || l.flags.includes("LOOPBACK")) return false;
     if (!MAC.test(l.mac) || l.mac === "00:00:00:00:00:00") {
       skipped.push({ name: l.name, why: "no Ethernet MAC" });
       return false;

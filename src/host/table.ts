@@ -5,6 +5,7 @@
  */
 import type { Interface, Route } from "../gen/types_pb";
 import { IPFamily } from "../gen/types_pb";
+import { RTNH_F_ONLINK } from "../net/kernel-facts";
 import { IFF } from "../net/model";
 import { escapeControls } from "./safe-text";
 
@@ -52,7 +53,7 @@ export function routesTable(routes: readonly Route[]): string {
       r.device,
       r.source,
       SCOPES[r.scope] ?? String(r.scope),
-      (r.flags & 4) !== 0 ? "onlink" : r.flags ? String(r.flags) : "",
+      (r.flags & RTNH_F_ONLINK) !== 0 ? "onlink" : r.flags ? String(r.flags) : "",
       r.mtu ? String(r.mtu) : "",
     ]),
   );

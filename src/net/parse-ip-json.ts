@@ -4,6 +4,7 @@
  * on, except where the document itself is not JSON.
  */
 import { defaultDst, type Family, familyOf, maxPrefix, networkText, parseIp } from "./ip";
+import { canonicalDst } from "./kernel-facts";
 import type { Address, Link, Neighbor, Route } from "./model";
 import { parseTable } from "./tables";
 
@@ -95,14 +96,10 @@ function parseScope(v: unknown): number {
   return 0;
 }
 
-/** Normalises iproute2's dst ("default", "10.0.0.1", "10.0.0.0/24") to a canonical CIDR. */
+/** iproute2's dst ("default", "10.0.0.1", "10.0.0.0/24") as a canonical CIDR. */
 function parseDst(dst: string, family: Family): string | undefined {
-  if (dst === "default") return defaultDst(family);
-  const slash = dst.indexOf("/");
-  const ip = parseIp(slash < 0 ? dst : dst.slice(0, slash));
-  if (typeof ip === "string") return undefined;
-  const prefix = slash < 0 ? maxPrefix(ip.family) : Number(dst.slice(slash + 1));
-  return `${networkText(ip.bytes, prefix)}/${prefix}`;
+  // The family is inferred; a destination of the other one keeps its own.
+  return canonicalDst(dst, family) ?? canonicalDst(dst, family === 4 ? 6 : 4);
 }
 
 /**

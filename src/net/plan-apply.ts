@@ -7,7 +7,9 @@
  * (see rules.ts) and run right after it. Then the sysctl writes, after the
  * links have their final names.
  */
+
 import type { DesiredState, FullState, Sysctl } from "./full-state";
+import { isManagedLink } from "./kernel-facts";
 import { impliedKernelRoutes } from "./kernel-routes";
 import { type LinkPhase, planLinkPhase, predictRoutes } from "./plan-link-phase";
 import type { RouteOp } from "./plan-routes";
@@ -95,7 +97,9 @@ function planPermanentNeighbors(
     return p?.name ?? names.get(l?.index ?? -1) ?? dev;
   };
   const have = current.neighbors
-    .filter((n) => n.state.includes("PERMANENT") && n.dev !== "lo" && !links.downed.has(n.dev))
+    .filter(
+      (n) => n.state.includes("PERMANENT") && isManagedLink(n.dev) && !links.downed.has(n.dev),
+    )
     .map((n) => ({ ...n, dev: finalName(n.dev) }));
   const key = (n: { ip: string; dev: string }) => `${n.ip} ${n.dev}`;
   const wanted = new Set(desired.neighbors.map(key));

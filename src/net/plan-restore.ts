@@ -9,7 +9,9 @@
  *    exact rule set, permanent neighbours.
  * Sysctl writes are undone by the caller from each write's previous value.
  */
+
 import type { FullState } from "./full-state";
+import { isManagedLink } from "./kernel-facts";
 import type { Link } from "./model";
 import { planLink, swapName } from "./plan-link";
 import { planTables } from "./plan-tables";
@@ -37,7 +39,7 @@ export function planLinksRestore(before: readonly Link[], now: readonly Link[]):
   }
   for (const old of before) {
     const cur = links.find((l) => l.index === old.index);
-    if (!cur || old.name === "lo") continue;
+    if (!cur || !isManagedLink(old.name)) continue;
     lines.push(
       ...planLink(links, cur, {
         name: "",
@@ -60,7 +62,7 @@ export function planStateRestore(
   const routeLines = renderRouteOps(planTables(now.routes, before.routes, { exact: true }));
   const ruleLines = renderRuleOps(planRules(now.rules, before.rules, { exact: true }));
   const perm = (s: FullState) =>
-    s.neighbors.filter((n) => n.state.includes("PERMANENT") && n.dev !== "lo");
+    s.neighbors.filter((n) => n.state.includes("PERMANENT") && isManagedLink(n.dev));
   const key = (n: { ip: string; dev: string; lladdr: string; router: boolean }) =>
     `${n.ip} ${n.dev} ${n.lladdr} ${n.router}`;
   const had = new Set(perm(before).map(key));

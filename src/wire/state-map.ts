@@ -3,6 +3,7 @@
  * Get and Apply with it, the host builds Apply requests from a pod read
  * with it. (Wire to model, with validation, is src/agent/validate-state.ts.)
  */
+
 import { create } from "@bufbuild/protobuf";
 import {
   type Interface,
@@ -19,6 +20,7 @@ import {
   StateSchema,
 } from "../gen/network_pb";
 import type { Sysctl } from "../net/full-state";
+import { isManagedLink } from "../net/kernel-facts";
 import type { Link, Neighbor, Route } from "../net/model";
 import type { Rule } from "../net/rules";
 import { TABLE_LOCAL, TABLE_MAIN } from "../net/tables";
@@ -53,7 +55,7 @@ export const RULE_ACTION_NAMES: Record<number, Rule["action"]> = {
 export function isStateRoute(r: Route): boolean {
   if ((r.table ?? TABLE_MAIN) === TABLE_LOCAL && r.protocol === "kernel") return false;
   if (!(r.type in ROUTE_TYPES)) return false;
-  return !(r.type === "unicast" && r.dev === "lo");
+  return !(r.type === "unicast" && !isManagedLink(r.dev));
 }
 
 export function linkToWire(l: Link): Interface {
@@ -123,12 +125,12 @@ export function stateToWire(s: {
 }): State {
   return create(StateSchema, {
     interfaces: s.links
-      .filter((l) => l.name !== "lo" && !l.flags.includes("LOOPBACK"))
+      .filter((l) => isManagedLink(l.name) && !l.flags.includes("LOOPBACK"))
       .map(linkToWire),
     routes: s.routes.filter(isStateRoute).map(routeToWire),
     rules: s.rules.filter((r) => !r.other?.length).map(ruleToWire),
     neighbors: s.neighbors
-      .filter((n) => n.state.includes("PERMANENT") && n.lladdr && n.dev !== "lo")
+      .filter((n) => n.state.includes("PERMANENT") && n.lladdr && isManagedLink(n.dev))
       .map(neighborToWire),
     sysctls: s.sysctls.map((x) => ({ key: x.key, value: x.value })),
   });

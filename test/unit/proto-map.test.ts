@@ -1,10 +1,10 @@
 /** Model -> Kata protobuf shapes, from the recorded ip fixtures through the parsers. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { linkToProto, routeToProto } from "../../src/agent/proto-map";
 import { IPFamily } from "../../src/gen/types_pb";
 import type { Route } from "../../src/net/model";
 import { parseLinks, parseRoutes, splitJsonDocuments } from "../../src/net/parse-ip-json";
+import { linkToProto, routeToProto } from "../../src/wire/kata-map";
 
 const fixture = (name: string) =>
   splitJsonDocuments(readFileSync(new URL(`../fixtures/ip/${name}`, import.meta.url), "utf8"))[0];

@@ -1,4 +1,8 @@
-/** Model values to the Kata protobuf shapes (the other half of validate.ts). */
+/**
+ * Model values to the Kata protobuf shapes, for both sides: the agent
+ * answers with them, the host builds its requests with them. (Wire to
+ * model, with validation, is src/agent/validate.ts.)
+ */
 import { create } from "@bufbuild/protobuf";
 import {
   type Interface,
@@ -7,9 +11,8 @@ import {
   type Route as ProtoRoute,
   RouteSchema,
 } from "../gen/types_pb";
+import { RTNH_F_ONLINK } from "../net/kernel-facts";
 import { type Link, type Route, rawFlags } from "../net/model";
-
-const RTNH_F_ONLINK = 4;
 
 /** The model's family as the protocol's enum. */
 export function protoFamily(family: 4 | 6): IPFamily {
