@@ -43,6 +43,8 @@ export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 
 export class AgentServer {
   private readonly connections = new Map<ServerConnection, PeerWatch>();
+  /** Connections whose peer is gone while their calls' work goes on. */
+  private readonly orphaned = new Set<ServerConnection>();
   private readonly listeners: Listener[] = [];
   private stopping = false;
   private sweeper: ReturnType<typeof setInterval> | undefined;
@@ -97,6 +99,12 @@ export class AgentServer {
       closed: () => {
         conn.close();
         this.connections.delete(conn);
+        // The peer is gone, its calls' work is not: a change being applied
+        // or rolled back still holds shutdown until it has ended.
+        if (conn.activeCalls > 0) {
+          this.orphaned.add(conn);
+          conn.drain().then(() => this.orphaned.delete(conn));
+        }
         if (this.connections.size === 0) this.stopSweeper();
         log.debug("connection closed", { peer: channel.peer });
       },
@@ -193,7 +201,9 @@ export class AgentServer {
     this.stopping = true;
     await Promise.all(this.listeners.map((l) => l.close()));
     const drained = () =>
-      Promise.all([...this.connections.keys()].map((c) => c.drain())).then(() => true);
+      Promise.all([...this.connections.keys(), ...this.orphaned].map((c) => c.drain())).then(
+        () => true,
+      );
     let clean = await within(drained(), graceMs);
     if (!clean && settleMs > 0) {
       const reason = new TtrpcError("agent shutting down", Code.UNAVAILABLE);

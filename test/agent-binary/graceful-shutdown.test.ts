@@ -105,4 +105,23 @@ describe("AgentServer.shutdown with calls in flight", () => {
     s.release();
     expect(await stopping).toBe(true);
   });
+
+  it("a call whose peer hung up still holds shutdown until its work has ended", async () => {
+    const s = await slowServer();
+    const client = await s.connect();
+    const call = client.unary(Health.method.check, {});
+    await waitFor(() => s.entered() === 1, { what: "the call in its handler" });
+    client.close();
+    await expect(call).rejects.toBeDefined();
+    await waitFor(() => s.server.connectionCount === 0, { what: "the agent to see the hang-up" });
+    let stopped = false;
+    const stopping = s.server.shutdown(5_000).then((clean) => {
+      stopped = true;
+      return clean;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(stopped).toBe(false);
+    s.release();
+    expect(await stopping).toBe(true);
+  });
 });
