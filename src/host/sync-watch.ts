@@ -70,6 +70,12 @@ export function isRetryable(err: unknown): boolean {
   ].includes(err.code);
 }
 
+/** Errors after which the connection itself is suspect (not an answer such as NOT_FOUND). */
+function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof TtrpcError)) return true;
+  return [Code.UNAVAILABLE, Code.DEADLINE_EXCEEDED, Code.CANCELLED].includes(err.code);
+}
+
 const describe = (err: unknown) =>
   err instanceof TtrpcError
     ? `${codeName(err.code)}: ${err.message}`
@@ -207,7 +213,7 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
     } catch (err) {
       failures++;
       const retry = isRetryable(err);
-      if (retry && client) {
+      if (retry && client && isConnectionError(err)) {
         // Start from a fresh connection: the old one may be half dead.
         const c = client;
         client = undefined;

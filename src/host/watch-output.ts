@@ -125,7 +125,7 @@ export function renderText(e: WatchEvent): string {
     case "resync": {
       const head = e.initial
         ? `${t} sync ${e.seq} (initial, ${e.via === "apply" ? "Apply" : "Kata calls"}) in ${ms(e.ms)}`
-        : `${t} resync ${e.seq} in ${ms(e.ms)} after ${triggerText(e.trigger)}`;
+        : `${t} resync ${e.seq} in ${ms(e.ms)} after ${triggerText(e.trigger, e.reconnected)}`;
       const parts = e.initial
         ? [`${e.interfaces} interface(s), ${e.routes} route(s), ${e.neighbors} neighbour(s) sent`]
         : describeChanges(e.changes);
@@ -159,7 +159,8 @@ export function renderText(e: WatchEvent): string {
   return `${escapeControls(line)}\n`;
 }
 
-function triggerText(trigger: Record<string, number>): string {
+function triggerText(trigger: Record<string, number>, reconnected: boolean): string {
   const parts = Object.entries(trigger).map(([k, n]) => `${n} ${k}`);
-  return parts.length ? `${parts.join(", ")} event(s)` : "a reconnect";
+  if (parts.length) return `${parts.join(", ")} event(s)`;
+  return reconnected ? "a reconnect" : "a retry";
 }

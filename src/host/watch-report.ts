@@ -4,6 +4,7 @@
  * one text line each or one JSON object per line.
  */
 import type { Interface, Route } from "../gen/types_pb";
+import { normaliseRules } from "../net/iptables-text";
 import type { SyncRequests } from "./sync";
 import type { PodState } from "./sync-once";
 
@@ -108,13 +109,32 @@ export function diffRequests(
 
 /** True when two reads of the pod would make a sync send exactly the same. */
 export function samePodState(a: PodState, b: PodState): boolean {
-  return requestsKey(a) === requestsKey(b);
+  return podKey(a) === podKey(b);
 }
+
+/**
+ * A read of the pod as text for comparisons: the rules normalised (iptables-save
+ * dates its output and counts packets: every read would differ), the full
+ * state's sysctls as entries (a Map has no JSON of its own).
+ */
+function podKey(p: PodState): string {
+  return requestsKey({
+    ...p,
+    rules: rulesKey(p.rules),
+    full: p.full && { ...p.full, allSysctls: [...p.full.allSysctls] },
+  });
+}
+
+const rulesKey = (r: PodState["rules"]) =>
+  r && { 4: normaliseRules(r[4]), 6: normaliseRules(r[6]) };
 
 /** Pure: what changed between two reads of the pod, the packet filter included. */
 export function diffPodState(before: PodState | undefined, after: PodState): RequestChanges {
   const changes = diffRequests(before?.requests, after.requests);
-  changes.rules = before !== undefined && requestsKey(before.rules) !== requestsKey(after.rules);
+  if (before === undefined) return changes;
+  changes.rules = requestsKey(rulesKey(before.rules)) !== requestsKey(rulesKey(after.rules));
+  // Beyond the Kata requests: routes of other tables, ip rules, sysctls, ...
+  changes.other = !changes.rules && countChanges(changes) === 0 && podKey(before) !== podKey(after);
   return changes;
 }
 
