@@ -4,6 +4,8 @@
  */
 import { codeName, TtrpcError } from "../ttrpc/codes";
 import { commandSummaries, findCommand, runCommand } from "./commands";
+// One UsageError for the global flags and every command: exit 2, usage pointed at.
+import { UsageError } from "./commands/common";
 import { createProgress } from "./progress";
 import { escapeControls } from "./safe-text";
 
@@ -22,8 +24,6 @@ Options:
 Exit codes: 0 ok, 1 the agent answered with an error (CODE: message printed), 2 usage
 or bad input (nothing sent); diff: 0 equal, 1 different, 3 could not compare.
 `;
-
-class UsageError extends Error {}
 
 interface Global {
   addr: string;

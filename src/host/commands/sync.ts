@@ -58,7 +58,7 @@ function requestsJson(r: SyncRequests) {
 
 export const sync: Command = {
   name: "sync",
-  summary: "mirror a pod netns or CNI result into the guest, in the runtime's order",
+  summary: "mirror a pod netns or CNI result into the guest (one Apply, or the runtime's order)",
   help: HELP,
   async run(args, ctx) {
     const flags = parseFlags(args, {
