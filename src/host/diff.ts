@@ -12,7 +12,7 @@
  */
 import type { Interface, Route as ProtoRoute } from "../gen/types_pb";
 import { IPFamily } from "../gen/types_pb";
-import { defaultDst, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
+import { type Family, parseIp } from "../net/ip";
 import { canonicalDst, isManagedLink, RTNH_F_ONLINK } from "../net/kernel-facts";
 import { impliedKernelRoutes } from "../net/kernel-routes";
 import { IFF, type Link, type Route } from "../net/model";

@@ -3,7 +3,7 @@
  * shapes stop here. Unknown or malformed entries are skipped, never thrown
  * on, except where the document itself is not JSON.
  */
-import { defaultDst, type Family, familyOf, maxPrefix, networkText, parseIp } from "./ip";
+import { type Family, familyOf } from "./ip";
 import { canonicalDst } from "./kernel-facts";
 import type { Address, Link, Neighbor, Route } from "./model";
 import { parseTable } from "./tables";
