@@ -10,7 +10,7 @@
  */
 import { AgentClient } from "../../src/host/client";
 import { syncAgent } from "../../src/host/drive-agent";
-import { readPodRequests, type SyncRequests } from "../../src/host/sync";
+import { readPodRequests, type SyncRequests } from "../../src/host/pod-requests";
 import { Guest, PtpPod } from "../../test/host/helpers";
 import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";

@@ -4,13 +4,13 @@
  * argv and the text of /proc/cmdline.
  */
 import * as v from "valibot";
-import { type Address, DEFAULT_ADDRESS, parseAddress } from "../transport/address";
+import { type AgentAddress, DEFAULT_ADDRESS, parseAddress } from "../transport/address";
 import { lastCmdlineParam, parseKernelCmdline } from "./kernel-cmdline";
 import { LEVELS, type Level } from "./log";
 import { parseCidList } from "./vsock-peers";
 
 export interface AgentConfig {
-  listen: Address;
+  listen: AgentAddress;
   listenText: string;
   logLevel: Level;
   /** Most connections served at once; more are closed on accept. */
@@ -139,7 +139,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
   const raw = { ...parseCmdline(cmdline), ...fromFlags };
 
   const listenText = raw.listen ?? DEFAULT_ADDRESS;
-  let listen: Address;
+  let listen: AgentAddress;
   try {
     listen = parseAddress(listenText);
   } catch (err) {

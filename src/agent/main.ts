@@ -11,7 +11,7 @@ import { IpRunner } from "../net/ip-runner";
 import { IptablesRunner } from "../net/iptables-runner";
 import { Semaphore } from "../net/semaphore";
 import { SysctlFs } from "../net/sysctl-fs";
-import type { Address } from "../transport/address";
+import type { AgentAddress } from "../transport/address";
 import type { Acceptor, Listener } from "../transport/channel";
 import { findVirtioPort, listenSerial } from "../transport/serial";
 import { listenFd, listenUnix } from "../transport/socket-listener";
@@ -47,7 +47,7 @@ function readCmdline(): string {
   }
 }
 
-async function listen(address: Address, text: string, accept: Acceptor): Promise<Listener> {
+async function listen(address: AgentAddress, text: string, accept: Acceptor): Promise<Listener> {
   switch (address.kind) {
     case "unix":
       return listenUnix(address.path, accept);

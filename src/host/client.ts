@@ -13,7 +13,7 @@ import {
   type MessageShape,
   toBinary,
 } from "@bufbuild/protobuf";
-import type { Address } from "../transport/address";
+import type { AgentAddress } from "../transport/address";
 import { type CallOptions, ClientConnection } from "../ttrpc/client-connection";
 import { dial } from "./dial";
 
@@ -30,7 +30,7 @@ export class AgentClient {
   }
 
   /** Dials `address` (unix://, vsock://, hvsock://). */
-  static async connect(address: string | Address, timeoutMs?: number): Promise<AgentClient> {
+  static async connect(address: string | AgentAddress, timeoutMs?: number): Promise<AgentClient> {
     return new AgentClient(await dial(address, timeoutMs));
   }
 

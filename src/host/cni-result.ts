@@ -12,7 +12,7 @@ import { create } from "@bufbuild/protobuf";
 import { InterfaceSchema, type Route, RouteSchema } from "../gen/types_pb";
 import { cidrContains, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
 import { addressToProto, protoFamily } from "../wire/kata-map";
-import type { SyncRequests } from "./sync";
+import type { SyncRequests } from "./pod-requests";
 
 /** A result that cannot be used; the message names the field and the value. */
 export class CniResultError extends Error {}

@@ -4,12 +4,12 @@
  * `CONNECT <port>\n` in one write, read the `OK <n>\n` line, then frames).
  */
 import { connect, Socket } from "node:net";
-import { type Address, parseAddress } from "../transport/address";
+import { type AgentAddress, parseAddress } from "../transport/address";
 import { vsockConnectFd } from "../transport/vsock";
 import { Code, TtrpcError } from "../ttrpc/codes";
 
 /** Connects to `address` and resolves with a socket ready for ttRPC frames. */
-export async function dial(address: string | Address, timeoutMs = 10_000): Promise<Socket> {
+export async function dial(address: string | AgentAddress, timeoutMs = 10_000): Promise<Socket> {
   const addr = typeof address === "string" ? parseAddress(address) : address;
   switch (addr.kind) {
     case "unix":

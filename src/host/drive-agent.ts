@@ -10,9 +10,9 @@ import { Health, HealthCheckResponse_ServingStatus } from "../gen/health_pb";
 import type { Interface, Route } from "../gen/types_pb";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { AgentClient } from "./client";
+import type { SyncRequests } from "./pod-requests";
 import { type Progress, quietProgress } from "./progress";
 import { isLinkNotFound, KATA_RETRY, type RetryHooks, type RetryPolicy, retry } from "./retry";
-import type { SyncRequests } from "./sync";
 
 export interface SyncOptions {
   /** Per-call deadline, sent as timeout_nano. */

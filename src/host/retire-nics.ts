@@ -16,7 +16,7 @@ import { create } from "@bufbuild/protobuf";
 import { AgentService } from "../gen/agent_pb";
 import { InterfaceSchema } from "../gen/types_pb";
 import type { AgentClient } from "./client";
-import type { SyncRequests } from "./sync";
+import type { SyncRequests } from "./pod-requests";
 import type { RetiredNic } from "./watch-output";
 
 const IFF_NOARP = 0x80;

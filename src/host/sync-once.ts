@@ -11,8 +11,8 @@ import type { SyncOptions, SyncReport } from "./drive-agent";
 import { syncAgent } from "./drive-agent";
 import { applyRequestFor, notMirrored, probeNetwork } from "./drive-state";
 import { type MirrorReport, mirrorRules, type Rules, readPodRules } from "./iptables-mirror";
+import type { SyncRequests } from "./pod-requests";
 import { type PodFullState, readFreshDefaults } from "./pod-state";
-import type { SyncRequests } from "./sync";
 
 /** Everything a sync reads from the pod. */
 export interface PodState {

@@ -5,7 +5,7 @@
  */
 import type { Interface, Route } from "../gen/types_pb";
 import { normaliseRules } from "../net/iptables-text";
-import type { SyncRequests } from "./sync";
+import type { SyncRequests } from "./pod-requests";
 import type { PodState } from "./sync-once";
 
 /** What changed between two reads of the pod, as short printable items. */

@@ -4,7 +4,7 @@
  * `hvsock://PATH:PORT` (hybrid vsock). Pure parsing, no I/O.
  */
 
-export type Address =
+export type AgentAddress =
   | { kind: "vsock"; cid: number; port: number }
   | { kind: "unix"; path: string }
   | { kind: "serial"; path: string }
@@ -17,7 +17,7 @@ export const VMADDR_CID_ANY = 0xffff_ffff;
 export const DEFAULT_ADDRESS = "vsock://-1:1024";
 
 /** Parses an address; throws an Error naming the value when it is malformed. */
-export function parseAddress(text: string): Address {
+export function parseAddress(text: string): AgentAddress {
   const bad = (why: string) => new Error(`invalid address ${JSON.stringify(text)}: ${why}`);
   const match = /^([a-z]+):\/\/(.*)$/.exec(text);
   if (!match) throw bad("expected SCHEME://...");
@@ -57,7 +57,7 @@ export function parseAddress(text: string): Address {
 }
 
 /** The address written back out (CID any as -1). */
-export function formatAddress(address: Address): string {
+export function formatAddress(address: AgentAddress): string {
   switch (address.kind) {
     case "vsock":
       return `vsock://${address.cid === VMADDR_CID_ANY ? -1 : address.cid}:${address.port}`;

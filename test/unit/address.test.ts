@@ -1,14 +1,14 @@
 /** Address parsing and formatting, table-driven. */
 import { describe, expect, it } from "vitest";
 import {
-  type Address,
+  type AgentAddress,
   DEFAULT_ADDRESS,
   formatAddress,
   parseAddress,
   VMADDR_CID_ANY,
 } from "../../src/transport/address";
 
-const good: [string, Address][] = [
+const good: [string, AgentAddress][] = [
   ["vsock://-1:1024", { kind: "vsock", cid: VMADDR_CID_ANY, port: 1024 }],
   ["vsock://3:1024", { kind: "vsock", cid: 3, port: 1024 }],
   ["vsock://4294967295:0", { kind: "vsock", cid: VMADDR_CID_ANY, port: 0 }],

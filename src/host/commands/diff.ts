@@ -11,9 +11,9 @@ import {
   readPodRules,
 } from "../iptables-mirror";
 import { addRulesSection, withRules } from "../iptables-report";
+import type { SyncRequests } from "../pod-requests";
 import { comparable, defaultFor, readFreshDefaults } from "../pod-state";
 import { compareStates, renderStateComparison, type StateComparison } from "../state-diff";
-import type { SyncRequests } from "../sync";
 import {
   type Command,
   describeError,

@@ -3,8 +3,8 @@
  * `--cni-result FILE` (a CNI ADD result), exactly one of them.
  */
 import { CniResultError, requestsFromCniResult } from "../cni-result";
+import { readPodRequests, resolveNetns, type SyncRequests } from "../pod-requests";
 import { type PodFullState, readPodFullState } from "../pod-state";
-import { readPodRequests, resolveNetns, type SyncRequests } from "../sync";
 import { readInput, UsageError } from "./common";
 
 export const POD_SOURCE_HELP = `Pod (exactly one):

@@ -2,9 +2,9 @@
 import { toJson } from "@bufbuild/protobuf";
 import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
 import { mirrorLines } from "../iptables-report";
+import type { SyncRequests } from "../pod-requests";
 import { KATA_RETRY } from "../retry";
 import { escapeControls } from "../safe-text";
-import type { SyncRequests } from "../sync";
 import { type ApplyReport, type PodReport, readPodState, syncPod } from "../sync-once";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";

@@ -5,7 +5,7 @@ import { HealthCheckResponse_ServingStatus } from "../../../src/gen/health_pb";
 import { InterfaceSchema, RouteSchema } from "../../../src/gen/types_pb";
 import type { AgentClient } from "../../../src/host/client";
 import { syncAgent } from "../../../src/host/drive-agent";
-import type { SyncRequests } from "../../../src/host/sync";
+import type { SyncRequests } from "../../../src/host/pod-requests";
 import { Code, TtrpcError } from "../../../src/ttrpc/codes";
 
 type Answer = (request: unknown) => unknown;

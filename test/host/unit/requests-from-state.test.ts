@@ -2,7 +2,7 @@
 import { toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ARPNeighborSchema, InterfaceSchema, RouteSchema } from "../../../src/gen/types_pb";
-import { requestsFromState } from "../../../src/host/sync";
+import { requestsFromState } from "../../../src/host/pod-requests";
 import type { Link, Neighbor, NetState, Route } from "../../../src/net/model";
 
 const link = (over: Partial<Link>): Link => ({

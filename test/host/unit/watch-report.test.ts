@@ -1,7 +1,7 @@
 /** What the watch says: request diffs, departed NICs, the text and JSON lines, escaping. */
 import { describe, expect, it } from "vitest";
+import { requestsFromState } from "../../../src/host/pod-requests";
 import { departedMacs } from "../../../src/host/retire-nics";
-import { requestsFromState } from "../../../src/host/sync";
 import { renderJson, renderText, type WatchEvent } from "../../../src/host/watch-output";
 import {
   diffPodState,
