@@ -8,7 +8,7 @@
  */
 import { IpBatchError, type IpRunner } from "../net/ip-runner";
 import { describeRoute, type Route } from "../net/model";
-import { planRoutes, type RouteOp, routesAfter } from "../net/plan-routes";
+import { isManaged, planRoutes, type RouteOp, routesAfter } from "../net/plan-routes";
 import { renderRouteOps } from "../net/render-batch";
 import { TtrpcError } from "../ttrpc/codes";
 import type { Logger } from "./log";
@@ -84,7 +84,7 @@ async function rollback(
   }
   let lines: string[];
   try {
-    lines = renderRouteOps(planRoutes(now, managed(before), { exact: true }));
+    lines = renderRouteOps(planRoutes(now, before.filter(isManaged), { exact: true }));
     await ip.batch(lines, { force: true });
   } catch (err) {
     const problem = (err as Error).message;
@@ -93,10 +93,6 @@ async function rollback(
   }
   log.info("restored state after a failed change", { what: "routes", operations: lines.length });
   return undefined;
-}
-
-function managed(routes: readonly Route[]): Route[] {
-  return routes.filter((r) => r.dev !== "lo");
 }
 
 /** The caller's error: the failed route and ip's words; a cancelled call's reason. */

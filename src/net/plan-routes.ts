@@ -3,18 +3,20 @@
  * the desired one. Pure; property-tested against a model of the kernel.
  *
  * Rules (shared/DESIGN.md, "UpdateRoutes"):
- * - the desired list is the whole main table for every link but `lo`;
+ * - the desired list is the whole main table for every link but `lo`
+ *   (routes through no link are left alone: {@link isManaged});
  * - a desired route equal to a current one costs nothing;
  * - a desired route supersedes a kernel-made route with the same destination
- *   on the same link (or with the same kernel key, which `replace` overwrites
- *   anyway). IPv4 keys match (metric 0), so `replace` overwrites it; IPv6
- *   kernel prefix routes have metric 256 and user routes 1024, so the kernel
- *   route is deleted explicitly once the requested one is in place;
+ *   on the same link, and only that one: the twin another link in the same
+ *   subnet has stays (its key held, the request goes in with `append`).
+ *   IPv4 keys match (metric 0), so `replace` overwrites it; IPv6 kernel
+ *   prefix routes have metric 256 and user routes 1024, so the kernel route
+ *   is deleted explicitly once the requested one is in place;
  * - routes without a gateway are put in place before gateway routes, so every
  *   gateway is reachable when its route is added; gateway routes that
  *   overwrite a link route come last of all replaces, for the same reason;
  * - every other non-kernel route is stale and deleted last: no window without
- *   routes;
+ *   routes (a restore, `exact`, deletes first: see the end of planRoutes);
  * - several routes may share a key when they are on different links (the
  *   kernel makes a prefix route per link, even for the same subnet, and
  *   fe80::/64 on every link), and `replace` overwrites the FIRST route with
@@ -46,8 +48,15 @@ export interface PlanOptions {
   kernel?: readonly Route[];
 }
 
-function isManaged(r: Route): boolean {
-  return r.dev !== "lo";
+/**
+ * Whether UpdateRoutes owns a route: every route through a link but `lo`.
+ * Routes through no link (blackhole, unreachable, prohibit, throw; IPv4
+ * shows them without a device, IPv6 on `lo`) are left alone in both
+ * families: a Kata request cannot name one (every route needs a device),
+ * so the request, the whole desired table of the links, says nothing of them.
+ */
+export function isManaged(r: Route): boolean {
+  return r.dev !== "lo" && r.dev !== "";
 }
 
 const dstDev = (r: Route) => `${r.family} ${r.dst} ${r.dev}`;
@@ -58,15 +67,18 @@ export function planRoutes(
   options: PlanOptions = {},
 ): RouteOp[] {
   const exact = options.exact === true;
-  const desiredKeys = new Set(desired.map(routeKey));
   const desiredDstDev = new Set(desired.map(dstDev));
-  const supersedes = (k: Route) => desiredDstDev.has(dstDev(k)) || desiredKeys.has(routeKey(k));
+  const supersedes = (k: Route) => desiredDstDev.has(dstDev(k));
   const kernel = exact ? [] : (options.kernel ?? []).filter((k) => isManaged(k) && !supersedes(k));
   const target = [...kernel, ...desired];
 
   const managed = current.filter(isManaged);
-  const currentIds = new Set(managed.map((r) => routeIdentity(r, exact)));
   const targetIds = new Set(target.map((r) => routeIdentity(r, exact)));
+  const recreate = exact ? hitByDeletes(managed, targetIds) : new Set<Route>();
+  const stays = (r: Route) => targetIds.has(routeIdentity(r, exact)) && !recreate.has(r);
+  const currentIds = new Set(
+    managed.filter((r) => !recreate.has(r)).map((r) => routeIdentity(r, exact)),
+  );
 
   // Current routes by key: `replace` overwrites within a key, whatever the link.
   const byKey = new Map<string, Route[]>();
@@ -76,8 +88,14 @@ export function planRoutes(
     if (list) list.push(r);
     else byKey.set(k, [r]);
   }
+  // `replace` overwrites the first route with its key, whatever its link. A
+  // route of another link that goes (stale, or superseded on its own link)
+  // stays until the deletes at the end: that link's gateways may be reached
+  // through it meanwhile. So a route whose victim is on another link is
+  // appended instead, and the victim deleted by name last.
+  const keptUntilEnd = (victim: Route, by: Route) => !exact && victim.dev !== by.dev;
   // Keys held by a route that stays: a `replace` there would overwrite it.
-  const held = new Set(managed.filter((r) => targetIds.has(routeIdentity(r, exact))).map(routeKey));
+  const held = new Set(managed.filter(stays).map(routeKey));
   // Current routes the plan already accounts for (overwritten or deleted early).
   const overwritten = new Set<Route>();
   const withoutGateway: RouteOp[] = [];
@@ -85,34 +103,42 @@ export function planRoutes(
   // A gateway route overwriting a route without one (the PTP subnet route)
   // may take away what makes other gateways reachable: those go last.
   const overwritingLinkRoutes: RouteOp[] = [];
-  for (const route of target) {
+  // A restore emits routes without a gateway first; it decides append or
+  // replace in that order too (a forward plan's order is settled below).
+  const order = exact
+    ? [...target.filter((r) => !r.gateway), ...target.filter((r) => r.gateway)]
+    : target;
+  for (const route of order) {
     if (currentIds.has(routeIdentity(route, exact))) continue;
     const key = routeKey(route);
     const sameKey = byKey.get(key) ?? [];
     let ops = route.gateway ? withGateway : withoutGateway;
     let op: RouteOp;
-    if (held.has(key)) {
+    // A restore deletes every route it does not keep first: nothing left to overwrite.
+    const victim = held.has(key) || exact ? undefined : firstWithKey(sameKey, route);
+    if (held.has(key) || (victim && keptUntilEnd(victim, route))) {
+      held.add(key);
       // IPv6 refuses a second route with the same key, link and gateway
       // ("File exists") and `replace` cannot choose what it overwrites, so
       // a leftover twin goes just before the append (the only early delete).
-      const twin =
-        route.family === 6
-          ? sameKey.find(
-              (r) =>
-                isManaged(r) &&
-                r.dev === route.dev &&
-                r.gateway === route.gateway &&
-                !targetIds.has(routeIdentity(r, exact)) &&
-                !overwritten.has(r),
+      // An IPv6 delete compares no source and, without a gateway, no
+      // gateway: every leaving route of that key and link goes with it,
+      // those with a gateway first, so each delete hits what it names.
+      const leaving =
+        route.family === 6 && !exact
+          ? sameKey.filter(
+              (r) => isManaged(r) && r.dev === route.dev && !stays(r) && !overwritten.has(r),
             )
-          : undefined;
-      if (twin) {
-        overwritten.add(twin);
-        ops.push({ op: "delete", route: twin, reason: "superseded" });
+          : [];
+      if (leaving.some((r) => r.gateway === route.gateway)) {
+        leaving.sort((a, b) => Number(a.gateway === undefined) - Number(b.gateway === undefined));
+        for (const twin of leaving) {
+          overwritten.add(twin);
+          ops.push({ op: "delete", route: twin, reason: "superseded" });
+        }
       }
       op = { op: "append", route };
     } else {
-      const victim = firstWithKey(sameKey, route);
       held.add(key);
       op = { op: "replace", route };
       if (victim) {
@@ -126,8 +152,11 @@ export function planRoutes(
 
   const superseded: RouteOp[] = [];
   const stale: RouteOp[] = [];
-  for (const route of managed) {
-    if (targetIds.has(routeIdentity(route, exact))) continue;
+  for (const route of [...recreate, ...managed.filter((r) => !recreate.has(r))]) {
+    if (stays(route) || recreate.has(route)) {
+      if (recreate.has(route)) stale.push({ op: "delete", route, reason: "stale" });
+      continue;
+    }
     if (overwritten.has(route)) continue;
     if (!exact && route.protocol === "kernel") {
       if (supersedes(route)) superseded.push({ op: "delete", route, reason: "superseded" });
@@ -135,6 +164,14 @@ export function planRoutes(
     }
     stale.push({ op: "delete", route, reason: "stale" });
   }
+  // A restore (exact) deletes every route it does not keep first, then adds
+  // what is missing (nothing left to overwrite): a delete names a route by
+  // what it has, so one without a source would hit a twin with one (same
+  // key and link) that a replace had just put back, and a replace planned
+  // to overwrite a route may run after that route's twin was appended. The
+  // table is already wrong then; a window matters less than getting back
+  // exactly.
+  if (exact) return [...stale, ...withoutGateway, ...withGateway, ...overwritingLinkRoutes];
   return [...withoutGateway, ...withGateway, ...overwritingLinkRoutes, ...superseded, ...stale];
 }
 
@@ -173,4 +210,43 @@ export function routesAfter(
     added.push(op.route);
   }
   return [...current.filter((r) => !gone.has(r)), ...added];
+}
+
+/**
+ * Routes that stay but that a delete of a route that goes would hit: `route
+ * del` names only what a route has (no "without a source"), and the kernel
+ * deletes the first route that matches. A restore deletes these too and
+ * puts them back. Closed: their own deletes may hit others.
+ */
+function hitByDeletes(managed: readonly Route[], keep: ReadonlySet<string>): Set<Route> {
+  const hit = new Set<Route>();
+  let goes = managed.filter((r) => !keep.has(routeIdentity(r, true)));
+  while (goes.length > 0) {
+    const next: Route[] = [];
+    for (const r of managed) {
+      if (hit.has(r) || !keep.has(routeIdentity(r, true))) continue;
+      if (goes.some((d) => deleteMatches(d, r))) {
+        hit.add(r);
+        next.push(r);
+      }
+    }
+    goes = next;
+  }
+  return hit;
+}
+
+/** Whether `route del` rendered for `d` (render-batch) may remove `r` instead. */
+function deleteMatches(d: Route, r: Route): boolean {
+  const v4 = d.family === 4;
+  return (
+    d !== r &&
+    d.type === r.type &&
+    routeKey(d) === routeKey(r) &&
+    d.dev === r.dev &&
+    d.protocol === r.protocol &&
+    (d.gateway === undefined || d.gateway === r.gateway) &&
+    // IPv6 deletes compare neither scope nor source (ip6_route_del).
+    (!v4 || d.scope === r.scope) &&
+    (!v4 || d.prefsrc === undefined || d.prefsrc === r.prefsrc)
+  );
 }

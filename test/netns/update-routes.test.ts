@@ -101,6 +101,48 @@ describe("UpdateRoutes", () => {
     );
   });
 
+  it("two links in one subnet: a request on one supersedes only its own link's kernel route", async () => {
+    await ns.ip("addr", "add", "10.1.1.3/24", "dev", "eth1");
+    await updateRoutes([{ dest: "10.1.1.0/24", gateway: "10.1.1.1", device: "eth0" }]);
+    const v4 = (await routeTable(ns)).filter((l) => l.startsWith("v4 10.1.1.0/24"));
+    expect(v4).toEqual([
+      "v4 10.1.1.0/24 dev eth1 src 10.1.1.3 scope link metric 0",
+      "v4 10.1.1.0/24 via 10.1.1.1 dev eth0 scope global metric 0",
+    ]);
+    // And back: eth0's kernel route returns, eth1's was never touched.
+    await updateRoutes([]);
+    expect((await routeTable(ns)).filter((l) => l.startsWith("v4 10.1.1.0/24"))).toEqual([
+      "v4 10.1.1.0/24 dev eth0 src 10.1.1.2 scope link metric 0",
+      "v4 10.1.1.0/24 dev eth1 src 10.1.1.3 scope link metric 0",
+    ]);
+  });
+
+  it("keeps device-less routes (blackhole, unreachable, prohibit) in both families", async () => {
+    await ns.ip("route", "add", "blackhole", "198.51.100.0/24");
+    await ns.ip("route", "add", "unreachable", "203.0.113.0/24");
+    await ns.ip("-6", "route", "add", "blackhole", "2001:db8:dead::/48");
+    await ns.ip("-6", "route", "add", "prohibit", "2001:db8:beef::/48");
+    const typed = async () =>
+      [
+        ...(await ns.json<{ type?: string; dst: string }[]>("route", "show", "table", "main")),
+        ...(await ns.json<{ type?: string; dst: string }[]>(
+          "-6",
+          "route",
+          "show",
+          "table",
+          "main",
+        )),
+      ]
+        .filter((r) => r.type && r.type !== "unicast")
+        .map((r) => `${r.type} ${r.dst}`)
+        .sort();
+    const before = await typed();
+    expect(before).toHaveLength(4);
+    await updateRoutes([{ gateway: "10.1.1.1", device: "eth0" }]);
+    await updateRoutes([]);
+    expect(await typed()).toEqual(before);
+  });
+
   it("masks host bits, takes empty dest as the family's default, honours onlink and scope", async () => {
     await updateRoutes([
       { dest: "192.168.157.204/20", gateway: "10.1.1.1", device: "eth0" },

@@ -131,11 +131,13 @@ function dedupe(routes: readonly Route[]): Route[] {
 
 const dstDev = (r: Route) => `${r.family} ${r.dst} ${r.dev}`;
 
-/** The table UpdateRoutes must end with: desired plus the kernel routes none supersedes. */
+/**
+ * The table UpdateRoutes must end with: desired plus the kernel routes none
+ * supersedes (same destination on the same link; a twin on another link stays).
+ */
 function expectedTable(desired: readonly Route[], kernel: readonly Route[]): Route[] {
-  const keys = new Set(desired.map(routeKey));
   const dds = new Set(desired.map(dstDev));
-  return [...kernel.filter((k) => !keys.has(routeKey(k)) && !dds.has(dstDev(k))), ...desired];
+  return [...kernel.filter((k) => !dds.has(dstDev(k))), ...desired];
 }
 
 /** A gateway-less route of `table` that makes r's gateway reachable (the sim's rule). */
@@ -317,28 +319,35 @@ describe("planRoutes properties (kernel model)", () => {
     );
   });
 
-  it("(e) deletes come after every replace, and gateway-less replaces before gateway ones", () => {
+  it("(e) deletes come after every replace (before, in a restore), and gateway-less replaces before gateway ones", () => {
     fc.assert(
       fc.property(arbScenario, fc.boolean(), (s, exact) => {
         const ops = exact
           ? planRoutes(s.desired, s.current, { exact: true })
           : planRoutes(s.current, s.desired, { kernel: s.kernel });
         // The one exception: IPv6 cannot hold two routes with the same key,
-        // link and gateway, so such a twin is deleted just before the append.
+        // link and gateway, so such a twin (and the routes of that key and
+        // link its delete could hit) is deleted just before the append.
         const early = (o: RouteOp, i: number) => {
-          const next = ops[i + 1];
+          // A run of deletes of that key and link just before the append
+          // (an IPv6 delete without a gateway hits any route of them).
+          let j = i;
+          while (ops[j]?.op === "delete") j++;
+          const next = ops[j];
           return (
             o.op === "delete" &&
             next?.op === "append" &&
             o.route.family === 6 &&
             routeKey(o.route) === routeKey(next.route) &&
-            o.route.dev === next.route.dev &&
-            o.route.gateway === next.route.gateway
+            o.route.dev === next.route.dev
           );
         };
+        // A restore (exact) deletes first: a delete names a route by what it
+        // has, and must not hit a twin that a replace put back.
+        const del = exact ? -1 : 2;
         const kinds = ops
           .filter((o, i) => !early(o, i))
-          .map((o) => (o.op === "delete" ? 2 : o.route.gateway ? 1 : 0));
+          .map((o) => (o.op === "delete" ? del : o.route.gateway ? 1 : 0));
         same(kinds, [...kinds].sort(), () => explain(s, ops));
       }),
       RUNS,
@@ -428,7 +437,7 @@ describe("planRoutes examples", () => {
     expect(ops.map(opLine)).toEqual(["replace 0.0.0.0/0 eth0", "delete 10.9.0.0/16 eth0"]);
   });
 
-  it("same subnet on two links: the request takes the key, both kernel twins go, precisely", () => {
+  it("same subnet on two links: the request supersedes its own link's kernel route only", () => {
     const k0 = K4("10.0.0.0/24", "eth0", "10.0.0.2");
     const k1 = K4("10.0.0.0/24", "eth1", "10.0.0.3");
     const desired = [
@@ -436,13 +445,27 @@ describe("planRoutes examples", () => {
       R({ dst: "10.0.0.0/24", gateway: "10.0.0.1", dev: "eth1" }),
     ];
     const ops = planRoutes([k0, k1], desired, { kernel: [k0, k1] });
-    // `replace` overwrites eth0's (the first with the key); eth1's must be deleted by name.
+    // eth0's route holds the key and stays: `replace` would overwrite it (the
+    // first with the key), so the request is appended and eth1's twin deleted by name.
     expect(ops.map(opLine)).toEqual([
       "replace 10.0.0.1/32 eth1",
-      "replace 10.0.0.0/24 eth1",
+      "append 10.0.0.0/24 eth1",
       "delete 10.0.0.0/24 eth1",
     ]);
-    expect(ids(new RouteSim([k0, k1]).applyAll(ops).routes)).toEqual(ids(desired));
+    expect(ids(new RouteSim([k0, k1]).applyAll(ops).routes).sort()).toEqual(
+      ids([k0, ...desired]).sort(),
+    );
+  });
+
+  it("a request on one link leaves another link's kernel route with the same key alone", () => {
+    const k0 = K4("10.0.0.0/24", "eth0", "10.0.0.2");
+    const k1 = K4("192.0.2.0/24", "eth1", "192.0.2.2");
+    const want = R({ dst: "10.0.0.0/24", gateway: "192.0.2.1", dev: "eth1" });
+    const ops = planRoutes([k0, k1], [want], { kernel: [k0, k1] });
+    expect(ops.map(opLine)).toEqual(["append 10.0.0.0/24 eth1"]);
+    expect(ids(new RouteSim([k0, k1]).applyAll(ops).routes).sort()).toEqual(
+      ids([k0, k1, want]).sort(),
+    );
   });
 
   it("a missing kernel route whose key another link holds comes back with append, not replace", () => {
@@ -453,10 +476,33 @@ describe("planRoutes examples", () => {
     expect(ids(new RouteSim([k0]).applyAll(ops).routes)).toEqual(ids([k0, k1]));
   });
 
+  it("keeps device-less routes of both families (a request cannot name them: every route needs a link)", () => {
+    const bh4 = R({ dst: "198.51.100.0/24", dev: "", type: "blackhole" });
+    const bh6 = R({
+      family: 6,
+      dst: "2001:db8:dead::/48",
+      dev: "lo",
+      metric: 1024,
+      type: "blackhole",
+    });
+    const want = R({ dst: "0.0.0.0/0", gateway: "10.0.0.1", dev: "eth0" });
+    const k = K4("10.0.0.0/24", "eth0", "10.0.0.2");
+    expect(planRoutes([k, bh4, bh6], [want], { kernel: [k] }).map(opLine)).toEqual([
+      "replace 0.0.0.0/0 eth0",
+    ]);
+    expect(planRoutes([k, bh4, bh6, want], [], { kernel: [k] }).map(opLine)).toEqual([
+      "delete 0.0.0.0/0 eth0",
+    ]);
+  });
+
   it("exact mode compares protocol and removes kernel routes not listed", () => {
     const k = K4("10.0.0.0/24", "eth0", "10.0.0.2");
     const boot = { ...k, protocol: "boot" };
-    expect(planRoutes([k], [boot], { exact: true }).map((o) => o.op)).toEqual(["replace"]);
+    // A restore deletes what it does not keep first, then adds.
+    expect(planRoutes([k], [boot], { exact: true }).map((o) => o.op)).toEqual([
+      "delete",
+      "replace",
+    ]);
     expect(planRoutes([k], [], { exact: true }).map((o) => o.op)).toEqual(["delete"]);
     expect(planRoutes([k], [boot])).toEqual([]);
   });

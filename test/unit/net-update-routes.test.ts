@@ -241,7 +241,7 @@ describe("UpdateRoutes over the kernel model", () => {
     expect(ip.batches).toEqual([]);
   });
 
-  it("same subnet on two links: the request on eth1 wins and eth1 keeps only it", async () => {
+  it("same subnet on two links: the request on eth1 supersedes eth1's kernel route, eth0 keeps its own", async () => {
     const ip = new SimIp([
       eth(2, "eth0", [v4("10.0.0.2", 24)]),
       eth(3, "eth1", [v4("10.0.0.3", 24)]),
@@ -252,6 +252,7 @@ describe("UpdateRoutes over the kernel model", () => {
       { dest: "10.0.0.0/24", gateway: "10.0.0.1", device: "eth1" },
     ]);
     expect(ip.sim.routes.map((r) => `${r.dst} ${r.gateway ?? "-"} ${r.dev}`).sort()).toEqual([
+      "10.0.0.0/24 - eth0",
       "10.0.0.0/24 10.0.0.1 eth1",
       "10.0.0.1/32 - eth1",
     ]);
