@@ -84,7 +84,9 @@ async function rollback(
   }
   let lines: string[];
   try {
-    lines = renderRouteOps(planRoutes(now, before.filter(isManaged), { exact: true }));
+    const target = before.filter((r) => isManaged(r, true));
+    const plan = planRoutes(now, target, { exact: true, keepLinkless: true, deletesFirst: true });
+    lines = renderRouteOps(plan);
     await ip.batch(lines, { force: true });
   } catch (err) {
     const problem = (err as Error).message;

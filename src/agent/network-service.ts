@@ -131,7 +131,10 @@ export function createNetworkService(
           state,
           desired.map((r, i) => [`routes[${i}].device`, r.dev]),
         );
-        const ops = planRoutes(state.routes, desired, { kernel: impliedKernelRoutes(state.links) });
+        const ops = planRoutes(state.routes, desired, {
+          kernel: impliedKernelRoutes(state.links),
+          keepLinkless: true,
+        });
         await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
         // Nothing applied: the table just read is the result; a second read
         // would double the cost of the common periodic no-change sync.

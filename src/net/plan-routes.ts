@@ -4,7 +4,7 @@
  *
  * Rules (shared/DESIGN.md, "UpdateRoutes"):
  * - the desired list is the whole main table for every link but `lo`
- *   (routes through no link are left alone: {@link isManaged});
+ *   (with `keepLinkless`, routes through no link are left alone: {@link isManaged});
  * - a desired route equal to a current one costs nothing;
  * - a desired route supersedes a kernel-made route with the same destination
  *   on the same link, and only that one: the twin another link in the same
@@ -16,7 +16,7 @@
  *   gateway is reachable when its route is added; gateway routes that
  *   overwrite a link route come last of all replaces, for the same reason;
  * - every other non-kernel route is stale and deleted last: no window without
- *   routes (a restore, `exact`, deletes first: see the end of planRoutes);
+ *   routes (a rollback, `deletesFirst`, deletes first: see the end of planRoutes);
  * - several routes may share a key when they are on different links (the
  *   kernel makes a prefix route per link, even for the same subnet, and
  *   fe80::/64 on every link), and `replace` overwrites the FIRST route with
@@ -46,17 +46,26 @@ export interface PlanOptions {
    * back when missing, so the result does not depend on earlier calls.
    */
   kernel?: readonly Route[];
+  /** Leave routes through no link alone ({@link isManaged}). */
+  keepLinkless?: boolean;
+  /**
+   * With `exact`, for a rollback: delete every route not kept first (and the
+   * kept ones such a delete could hit), then add what is missing. Slower to
+   * converge (a window), but each delete hits exactly what it names.
+   */
+  deletesFirst?: boolean;
 }
 
 /**
- * Whether UpdateRoutes owns a route: every route through a link but `lo`.
- * Routes through no link (blackhole, unreachable, prohibit, throw; IPv4
- * shows them without a device, IPv6 on `lo`) are left alone in both
- * families: a Kata request cannot name one (every route needs a device),
- * so the request, the whole desired table of the links, says nothing of them.
+ * Whether a plan owns a route: every route but those through `lo`; with
+ * `keepLinkless` (Kata's UpdateRoutes) also not the routes through no link
+ * (blackhole, unreachable, prohibit, throw; IPv4 shows them without a
+ * device, IPv6 on `lo`), so both families keep theirs: a Kata request
+ * cannot name one (every route needs a device), so the request, the whole
+ * desired table of the links, says nothing of them.
  */
-export function isManaged(r: Route): boolean {
-  return r.dev !== "lo" && r.dev !== "";
+export function isManaged(r: Route, keepLinkless = false): boolean {
+  return r.dev !== "lo" && !(keepLinkless && r.dev === "");
 }
 
 const dstDev = (r: Route) => `${r.family} ${r.dst} ${r.dev}`;
@@ -67,14 +76,17 @@ export function planRoutes(
   options: PlanOptions = {},
 ): RouteOp[] {
   const exact = options.exact === true;
+  const keepLinkless = options.keepLinkless === true;
+  const restore = exact && options.deletesFirst === true;
+  const owned = (r: Route) => isManaged(r, keepLinkless);
   const desiredDstDev = new Set(desired.map(dstDev));
   const supersedes = (k: Route) => desiredDstDev.has(dstDev(k));
-  const kernel = exact ? [] : (options.kernel ?? []).filter((k) => isManaged(k) && !supersedes(k));
+  const kernel = exact ? [] : (options.kernel ?? []).filter((k) => owned(k) && !supersedes(k));
   const target = [...kernel, ...desired];
 
-  const managed = current.filter(isManaged);
+  const managed = current.filter(owned);
   const targetIds = new Set(target.map((r) => routeIdentity(r, exact)));
-  const recreate = exact ? hitByDeletes(managed, targetIds) : new Set<Route>();
+  const recreate = restore ? hitByDeletes(managed, targetIds) : new Set<Route>();
   const stays = (r: Route) => targetIds.has(routeIdentity(r, exact)) && !recreate.has(r);
   const currentIds = new Set(
     managed.filter((r) => !recreate.has(r)).map((r) => routeIdentity(r, exact)),
@@ -105,7 +117,7 @@ export function planRoutes(
   const overwritingLinkRoutes: RouteOp[] = [];
   // A restore emits routes without a gateway first; it decides append or
   // replace in that order too (a forward plan's order is settled below).
-  const order = exact
+  const order = restore
     ? [...target.filter((r) => !r.gateway), ...target.filter((r) => r.gateway)]
     : target;
   for (const route of order) {
@@ -115,7 +127,7 @@ export function planRoutes(
     let ops = route.gateway ? withGateway : withoutGateway;
     let op: RouteOp;
     // A restore deletes every route it does not keep first: nothing left to overwrite.
-    const victim = held.has(key) || exact ? undefined : firstWithKey(sameKey, route);
+    const victim = held.has(key) || restore ? undefined : firstWithKey(sameKey, route);
     if (held.has(key) || (victim && keptUntilEnd(victim, route))) {
       held.add(key);
       // IPv6 refuses a second route with the same key, link and gateway
@@ -125,9 +137,9 @@ export function planRoutes(
       // gateway: every leaving route of that key and link goes with it,
       // those with a gateway first, so each delete hits what it names.
       const leaving =
-        route.family === 6 && !exact
+        route.family === 6 && !restore
           ? sameKey.filter(
-              (r) => isManaged(r) && r.dev === route.dev && !stays(r) && !overwritten.has(r),
+              (r) => owned(r) && r.dev === route.dev && !stays(r) && !overwritten.has(r),
             )
           : [];
       if (leaving.some((r) => r.gateway === route.gateway)) {
@@ -164,14 +176,14 @@ export function planRoutes(
     }
     stale.push({ op: "delete", route, reason: "stale" });
   }
-  // A restore (exact) deletes every route it does not keep first, then adds
+  // A rollback (deletesFirst) deletes every route it does not keep first, then adds
   // what is missing (nothing left to overwrite): a delete names a route by
   // what it has, so one without a source would hit a twin with one (same
   // key and link) that a replace had just put back, and a replace planned
   // to overwrite a route may run after that route's twin was appended. The
   // table is already wrong then; a window matters less than getting back
   // exactly.
-  if (exact) return [...stale, ...withoutGateway, ...withGateway, ...overwritingLinkRoutes];
+  if (restore) return [...stale, ...withoutGateway, ...withGateway, ...overwritingLinkRoutes];
   return [...withoutGateway, ...withGateway, ...overwritingLinkRoutes, ...superseded, ...stale];
 }
 

@@ -261,6 +261,9 @@ function same<T>(got: T, want: T, why: () => string): void {
   if (JSON.stringify(got) !== JSON.stringify(want)) expect(got, why()).toEqual(want);
 }
 
+/** What the agent's rollback plans with (src/agent/apply-routes.ts). */
+const ROLLBACK = { exact: true, deletesFirst: true } as const;
+
 // PROPERTY_RUNS=5000 for a longer hunt.
 const RUNS = { numRuns: Number(process.env.PROPERTY_RUNS) || 300 };
 
@@ -298,7 +301,7 @@ describe("planRoutes properties (kernel model)", () => {
       fc.property(arbScenario, (s) => {
         const ops = planRoutes(s.current, s.desired, { kernel: s.kernel });
         const after = simulate(s, s.current, ops).routes;
-        const back = planRoutes(after, s.current, { exact: true });
+        const back = planRoutes(after, s.current, ROLLBACK);
         const sim = simulate(s, after, back);
         same(ids(sim.routes, true), ids(s.current, true), () => explain(s, back, sim));
       }),
@@ -311,7 +314,7 @@ describe("planRoutes properties (kernel model)", () => {
       fc.property(arbScenario, fc.nat(), (s, cut) => {
         const ops = planRoutes(s.current, s.desired, { kernel: s.kernel });
         const half = simulate(s, s.current, ops.slice(0, cut % (ops.length + 1))).routes;
-        const back = planRoutes(half, s.current, { exact: true });
+        const back = planRoutes(half, s.current, ROLLBACK);
         const sim = simulate(s, half, back);
         same(ids(sim.routes, true), ids(s.current, true), () => explain(s, back, sim));
       }),
@@ -323,7 +326,7 @@ describe("planRoutes properties (kernel model)", () => {
     fc.assert(
       fc.property(arbScenario, fc.boolean(), (s, exact) => {
         const ops = exact
-          ? planRoutes(s.desired, s.current, { exact: true })
+          ? planRoutes(s.desired, s.current, ROLLBACK)
           : planRoutes(s.current, s.desired, { kernel: s.kernel });
         // The one exception: IPv6 cannot hold two routes with the same key,
         // link and gateway, so such a twin (and the routes of that key and
@@ -487,22 +490,23 @@ describe("planRoutes examples", () => {
     });
     const want = R({ dst: "0.0.0.0/0", gateway: "10.0.0.1", dev: "eth0" });
     const k = K4("10.0.0.0/24", "eth0", "10.0.0.2");
-    expect(planRoutes([k, bh4, bh6], [want], { kernel: [k] }).map(opLine)).toEqual([
-      "replace 0.0.0.0/0 eth0",
-    ]);
-    expect(planRoutes([k, bh4, bh6, want], [], { kernel: [k] }).map(opLine)).toEqual([
+    const kata = { kernel: [k], keepLinkless: true };
+    expect(planRoutes([k, bh4, bh6], [want], kata).map(opLine)).toEqual(["replace 0.0.0.0/0 eth0"]);
+    expect(planRoutes([k, bh4, bh6, want], [], kata).map(opLine)).toEqual([
       "delete 0.0.0.0/0 eth0",
+    ]);
+    // Without the option (the whole-state Apply, which names route types), they are planned.
+    expect(planRoutes([k, bh4], [], { kernel: [k] }).map(opLine)).toEqual([
+      "delete 198.51.100.0/24 ",
     ]);
   });
 
   it("exact mode compares protocol and removes kernel routes not listed", () => {
     const k = K4("10.0.0.0/24", "eth0", "10.0.0.2");
     const boot = { ...k, protocol: "boot" };
-    // A restore deletes what it does not keep first, then adds.
-    expect(planRoutes([k], [boot], { exact: true }).map((o) => o.op)).toEqual([
-      "delete",
-      "replace",
-    ]);
+    expect(planRoutes([k], [boot], { exact: true }).map((o) => o.op)).toEqual(["replace"]);
+    // A rollback deletes what it does not keep first, then adds.
+    expect(planRoutes([k], [boot], ROLLBACK).map((o) => o.op)).toEqual(["delete", "replace"]);
     expect(planRoutes([k], [], { exact: true }).map((o) => o.op)).toEqual(["delete"]);
     expect(planRoutes([k], [boot])).toEqual([]);
   });
