@@ -14,7 +14,7 @@
  * - Idle: CPU (utime+stime, the watcher and its ip monitor) over a quiet
  *   minute, beside a bare idle Bun process measured over the same minute.
  *
- * Alone: bun bench/rows/watch.ts [--changes 200] [--quiet-s 60]
+ * Alone: bun bench/rows/watch.ts [--changes 200] [--quiet-s 60] [--kata]
  */
 import { spawn } from "node:child_process";
 import { ipMonitorTool, PodMonitor } from "../../src/host/pod-monitor";
@@ -28,6 +28,8 @@ import { median, summarize } from "../lib/stats";
 export interface WatchBenchOptions {
   changes: number;
   quietS: number;
+  /** Run the watcher with --kata (the Kata calls instead of Apply). */
+  kata?: boolean;
 }
 
 const TICK_MS = 10;
@@ -86,7 +88,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
   const scratch = tempDir("netagent-bench-watch-");
   try {
     await follower.monitor.start();
-    watch = await Watcher.start(guest.addr, pod.pod.name);
+    watch = await Watcher.start(guest.addr, pod.pod.name, o.kata ? ["--kata"] : []);
     await follower.settled(0, [mac0]);
 
     // 1. Latency over scripted changes.
@@ -149,7 +151,11 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
         macs = [mac0, nic.mac];
       }
       const t0 = performance.now();
-      const ms = await follower.settled(t0, macs);
+      const ms = await follower.settled(t0, macs).catch((err: Error) => {
+        throw new Error(
+          `change ${i} (${label}): ${err.message}; watch said: ${JSON.stringify(watch?.events.slice(-3))}`,
+        );
+      });
       all.push(ms);
       byKind.set(label, [...(byKind.get(label) ?? []), ms]);
       if (label === "nic removed" && nic) {
@@ -195,7 +201,8 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
     bare.kill("SIGKILL");
     const quietSyncs = watch.events.slice(quietBefore).filter((e) => e.event === "resync").length;
 
-    const cmd = `bun bench/rows/watch.ts --changes ${o.changes} --quiet-s ${o.quietS}`;
+    const cmd = `bun bench/rows/watch.ts --changes ${o.changes} --quiet-s ${o.quietS}${o.kata ? " --kata" : ""}`;
+    const via = o.kata ? "sync --watch --kata" : "sync --watch";
     const kinds = [...byKind.entries()].map(
       ([k, xs]) =>
         `${k}: p50 ${median(xs).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms (n ${xs.length})`,
@@ -203,7 +210,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
     return [
       {
         id: "11",
-        what: `sync --watch: a change in the pod -> guest equal, p50 over ${all.length} changes`,
+        what: `${via}: a change in the pod -> guest equal, p50 over ${all.length} changes`,
         unit: "ms",
         ours: median(all),
         oursStats: summarize(all),
@@ -212,7 +219,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
       },
       {
         id: "11",
-        what: `sync --watch: a change in the pod -> guest equal, p99 over ${all.length} changes`,
+        what: `${via}: a change in the pod -> guest equal, p99 over ${all.length} changes`,
         unit: "ms",
         ours: percentile(all, 99),
         oursStats: summarize(all),
@@ -220,7 +227,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
       },
       {
         id: "11",
-        what: "sync --watch: resyncs for 1,000 route adds in one ip -batch",
+        what: `${via}: resyncs for 1,000 route adds in one ip -batch`,
         unit: "resyncs per 1,000 changes",
         ours: batch.resyncs,
         goal: "<= 10",
@@ -232,7 +239,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
       },
       {
         id: "11",
-        what: "sync --watch: resyncs for 1,000 route adds, one ip process each",
+        what: `${via}: resyncs for 1,000 route adds, one ip process each`,
         unit: "resyncs per 1,000 changes",
         ours: procs.resyncs,
         goal: "<= 100",
@@ -244,7 +251,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
       },
       {
         id: "11",
-        what: `sync --watch idle: CPU over a quiet ${o.quietS} s (watcher + its monitors)`,
+        what: `${via} idle: CPU over a quiet ${o.quietS} s (watcher + its monitors)`,
         unit: "ms CPU",
         ours: idleMs,
         reference: bareMs,
@@ -272,7 +279,11 @@ if (import.meta.main) {
     const i = argv.indexOf(name);
     return i >= 0 ? Number(argv[i + 1]) : dflt;
   };
-  const rows = await watchRows({ changes: opt("--changes", 200), quietS: opt("--quiet-s", 60) });
+  const rows = await watchRows({
+    changes: opt("--changes", 200),
+    quietS: opt("--quiet-s", 60),
+    kata: argv.includes("--kata"),
+  });
   console.log(renderTable(rows));
   for (const r of rows) for (const n of r.notes ?? []) console.log(`- ${r.what}: ${n}`);
 }
