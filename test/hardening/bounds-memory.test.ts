@@ -102,9 +102,7 @@ describe("memory and processes a peer can make the agent spend", () => {
     }
     const codes = new Set(c.answers.map((a) => a.response?.status?.code ?? 0));
     expect([...codes]).toEqual([0]);
-    console.log(
-      `${n} pipelined ListRoutes: peak ${peak} ip processes (limit ${MAX_IP_PROCESSES})`,
-    );
+    console.log(`${n} pipelined ListRoutes: peak ${peak} ip processes (limit ${MAX_IP_PROCESSES})`);
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThanOrEqual(MAX_IP_PROCESSES);
   }, 250_000);
