@@ -200,7 +200,11 @@ export class IpRunner {
         "addr show\nroute show table all\nneigh show\nrule show\n",
         opts,
       ),
-      this.readJson(["-6", "rule", "show"], undefined, opts),
+      // A kernel without IPv6 (ipv6.disable=1) has no IPv6 rules to list.
+      this.readJson(["-6", "rule", "show"], undefined, opts).catch((err: Error) => {
+        if (/Address family not supported/i.test(err.message)) return [[]];
+        throw err;
+      }),
     ]);
     return {
       links: parseLinks(docs[0]),
