@@ -78,10 +78,25 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
     }
   }
 
-  async function execute(plan: ApplyPlan, opts: { signal?: AbortSignal }): Promise<void> {
-    await ip.batch(plan.batch, opts);
+  /**
+   * The plan's batch and the read back in one ip process; the IPv6 rules
+   * are read again only when the plan touched them. Then the sysctl writes.
+   */
+  async function execute(
+    plan: ApplyPlan,
+    before: FullState,
+    sysctlKeys: readonly string[],
+    opts: { signal?: AbortSignal },
+  ): Promise<FullState> {
+    const read = await ip.batchAndRead(plan.batch, opts);
     await ip.batch(plan.batch6, { ipv6: true, ...opts });
+    const touched6 = plan.ruleOps.some((o) => o.rule.family === 6);
+    const rules6 = touched6
+      ? await ip.readRules6(opts)
+      : before.rules.filter((r) => r.family === 6);
     for (const s of plan.sysctls) sysctl.write(s.key, s.value);
+    const { rules4, ...rest } = read;
+    return { ...rest, rules: [...rules4, ...rules6], sysctls: sysctl.read(sysctlKeys) };
   }
 
   /** Best effort; logged. Links first (names decide where sysctls live), then the rest, then sysctls. */
@@ -136,8 +151,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
         }
         const desiredKeys = desired.sysctls.map((s) => s.key);
         try {
-          await execute(plan, run);
-          let after = await readState(desiredKeys, run);
+          let after = await execute(plan, before, desiredKeys, run);
           let again = planApply(after, desired, { exact });
           if (again.batch.length + again.batch6.length > 0) {
             log.info("Apply: correcting what the plan did not foresee", {

@@ -214,6 +214,53 @@ export class IpRunner {
     };
   }
 
+  /**
+   * Runs `lines` and then reads links, routes of every table, neighbours and
+   * IPv4 rules, in one `ip -json -batch -` (changes print nothing there): a
+   * change and its read back for one process. Fails like {@link batch}.
+   */
+  async batchAndRead(
+    lines: readonly string[],
+    opts: IpRunOptions = {},
+  ): Promise<Omit<FullState, "sysctls" | "rules"> & { rules4: FullState["rules"] }> {
+    const all = [...lines, "addr show", "route show table all", "neigh show", "rule show"];
+    const r = await this.run(["-json", "-details", "-batch", "-"], `${all.join("\n")}\n`, opts);
+    if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
+    if (r.exitCode !== 0) {
+      const index = failedBatchLine(r.stderr);
+      throw new IpBatchError(
+        index,
+        index === undefined ? undefined : all[index],
+        ipErrorText(r.stderr),
+        classifyIpError(r.stderr),
+      );
+    }
+    let docs: unknown[];
+    try {
+      docs = splitJsonDocuments(r.stdout);
+    } catch (err) {
+      throw new TtrpcError("ip -batch: unreadable output", Code.INTERNAL, { cause: err });
+    }
+    const [links, routes, neighbors, rules] = docs.slice(-4);
+    return {
+      links: parseLinks(links),
+      routes: parseAllTableRoutes(routes),
+      neighbors: parseNeighbors(neighbors),
+      rules4: parseRules(rules, 4),
+    };
+  }
+
+  /** IPv6 rules only: one process. */
+  async readRules6(opts?: IpRunOptions): Promise<FullState["rules"]> {
+    const [doc] = await this.readJson(["-6", "rule", "show"], undefined, opts).catch(
+      (err: Error) => {
+        if (/Address family not supported/i.test(err.message)) return [[]];
+        throw err;
+      },
+    );
+    return parseRules(doc, 6);
+  }
+
   /** Main-table routes of both families: one process. */
   async readRoutes(opts?: IpRunOptions): Promise<Route[]> {
     const [doc] = await this.readJson(["route", "show", "table", "all"], undefined, opts);
