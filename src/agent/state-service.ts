@@ -99,6 +99,37 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
     return { ...rest, rules: [...rules4, ...rules6], sysctls: sysctl.read(sysctlKeys) };
   }
 
+  /**
+   * A plan that takes links down or removes addresses makes the kernel drop
+   * routes in ways the plan's model only approximates (every IPv4 route of
+   * a link left without an IPv4 address, in every table; routes by the
+   * removed source). Then the link lines run first, with a read, and the
+   * rest is planned against what the kernel really left: two batches
+   * instead of one, and no delete of a route the kernel already took.
+   * Answers the plan to run (the sysctl writes, with their previous values
+   * for the restore, stay the first plan's).
+   */
+  async function settleLinks(
+    plan: ApplyPlan,
+    before: FullState,
+    desired: DesiredState,
+    exact: boolean,
+    opts: { signal?: AbortSignal },
+  ): Promise<ApplyPlan> {
+    const restructures =
+      plan.links.downed.size > 0 || plan.links.lines.some((l) => l.startsWith("addr del "));
+    if (!restructures) return plan;
+    const mid = await ip.batchAndRead(plan.links.lines, opts);
+    const { rules4, ...rest } = mid;
+    const now: FullState = {
+      ...rest,
+      rules: [...rules4, ...before.rules.filter((r) => r.family === 6)],
+      sysctls: before.sysctls,
+    };
+    const next = planApply(now, desired, { exact });
+    return { ...next, sysctls: plan.sysctls };
+  }
+
   /** Best effort; logged. Links first (names decide where sysctls live), then the rest, then sysctls. */
   async function rollback(before: FullState, writes: readonly SysctlWrite[]): Promise<void> {
     try {
@@ -151,7 +182,8 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
         }
         const desiredKeys = desired.sysctls.map((s) => s.key);
         try {
-          let after = await execute(plan, before, desiredKeys, run);
+          const settled = await settleLinks(plan, before, desired, exact, run);
+          let after = await execute(settled, before, desiredKeys, run);
           let again = planApply(after, desired, { exact });
           if (again.batch.length + again.batch6.length > 0) {
             log.info("Apply: correcting what the plan did not foresee", {

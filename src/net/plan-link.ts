@@ -101,7 +101,11 @@ export function planLink(links: readonly Link[], link: Link, target: LinkTarget)
     const cidr = `${a.address}/${a.prefix}`;
     if (have.has(cidr) && !rebuilt(a)) continue;
     // nodad: usable at once instead of tentative for a second or more.
-    const t = ["addr", "add", cidr, "dev", name];
+    // An IPv6 link-local address may be the kernel's own EUI-64 one, which
+    // it makes again, asynchronously, once a link that went down has
+    // carrier: `replace` cannot fail with "address already assigned".
+    const linkLocal = a.family === 6 && /^fe[89ab][0-9a-f]:/i.test(a.address);
+    const t = ["addr", linkLocal ? "replace" : "add", cidr, "dev", name];
     if (a.family === 6) t.push("nodad");
     lines.push(batchLine(t));
   }

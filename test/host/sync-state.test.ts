@@ -177,4 +177,23 @@ describe("netagentctl with netagent.v1.Network over real CNI chains", () => {
       await sysctl(pod.pod, "net.ipv4.conf.eth0.rp_filter"),
     );
   });
+
+  it("a guest synced from another pod (other address, no sbr) takes the sbr pod: the kernel's flush of the old routes is no failure", async () => {
+    const { pod, guest } = await setUp();
+    const other = await ChainPod.create();
+    cleanups.push(() => other.remove());
+    await other.attach((d) => [ptpPlugin("10.248.4.0/28", d)]);
+    await pod.attach(ptpTuningSbr("10.248.5.0/28"));
+    await pod.pod.ip("link", "set", "eth0", "address", await other.mac());
+    await addVeth(guest.ns, "gst0", await other.mac());
+    expect((await sync(guest, other.pod.name)).code).toBe(0);
+    expect((await diff(guest, other.pod.name)).code).toBe(0);
+
+    // Removing the old address makes the kernel drop every IPv4 route of eth0.
+    const s = await sync(guest, pod.pod.name);
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    const d = await diff(guest, pod.pod.name);
+    expect(d.code, d.stdout + d.stderr).toBe(0);
+    await expectMirrored(pod, guest);
+  });
 });
