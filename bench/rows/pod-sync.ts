@@ -12,6 +12,7 @@ import { AgentClient } from "../../src/host/client";
 import { syncAgent } from "../../src/host/drive-agent";
 import { readPodRequests, type SyncRequests } from "../../src/host/pod-requests";
 import { Guest, PtpPod } from "../../test/host/helpers";
+import { interleave } from "../lib/interleave";
 import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";
 import { timeIp } from "./update-routes";
@@ -106,15 +107,7 @@ export async function podSyncRows(pairs: number): Promise<Row[]> {
     await runB(true);
     a.length = 0;
     b.length = 0;
-    for (let i = 0; i < pairs; i++) {
-      if (i % 2 === 0) {
-        await runA(i === 0);
-        await runB(i === 0);
-      } else {
-        await runB(false);
-        await runA(false);
-      }
-    }
+    await interleave(pairs, runA, runB);
     const ratios = a.map((x, i) => x / (b[i] as number));
     return [
       {

@@ -15,6 +15,7 @@ import { applyRequestFor } from "../../src/host/drive-state";
 import { readFreshDefaults, readPodFullState } from "../../src/host/pod-state";
 import { addVeth, Guest } from "../../test/host/helpers";
 import { ChainPod, ptpTuningSbr, rules, sysctl, tableText } from "../../test/host/state-helpers";
+import { interleave } from "../lib/interleave";
 import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";
 import { timeIp } from "./update-routes";
@@ -104,15 +105,7 @@ export async function stateApplyRows(pairs: number): Promise<Row[]> {
     await runB(true);
     a.length = 0;
     b.length = 0;
-    for (let i = 0; i < pairs; i++) {
-      if (i % 2 === 0) {
-        await runA(i === 0);
-        await runB(i === 0);
-      } else {
-        await runB(false);
-        await runA(false);
-      }
-    }
+    await interleave(pairs, runA, runB);
     const ratios = a.map((x, i) => x / (b[i] as number));
     return [
       {

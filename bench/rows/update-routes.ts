@@ -13,6 +13,7 @@ import { RoutesSchema } from "../../src/gen/agent_pb";
 import { AgentClient } from "../../src/host/client";
 import type { RunningAgent } from "../../test/helpers/agent";
 import { countRoutes, createBenchNetns, resetRoutes } from "../lib/bench-netns";
+import { interleave } from "../lib/interleave";
 import { batchText, updateRoutesPayload } from "../lib/route-set";
 import type { Row } from "../lib/row";
 import { fitExponent, median, summarize } from "../lib/stats";
@@ -95,15 +96,7 @@ export async function updateRoutesRows(o: UpdateRoutesOptions): Promise<Row[]> {
         b.push((await timeIp(["-n", ns.name, "-batch", "-"], text)).ms);
         if (check && (await countRoutes(ns)) !== n + 1) throw new Error(`ip -batch ${n}: count`);
       };
-      for (let i = 0; i < pairs; i++) {
-        if (i % 2 === 0) {
-          await runA(i === 0);
-          await runB(i === 0);
-        } else {
-          await runB(false);
-          await runA(false);
-        }
-      }
+      await interleave(pairs, runA, runB);
       const ratios = a.map((x, i) => x / (b[i] as number));
       const ours = median(a);
       if (n >= 1000) {
