@@ -3,17 +3,18 @@
  * guest netns (whose veths carry the pod NICs' MACs). Every step waits for
  * the guest to equal the pod by independent `ip -json` reads of both, then
  * checks what the watcher said. Steps: first sync; routes added and
- * removed; an address changed; a burst of 200 routes (debounced into a few
+ * removed; an address changed; a packet filter rule; a burst of 200 routes (debounced into a few
  * resyncs); a NIC added to the pod (its guest twin hot-plugged later); the
  * NIC removed (guest twin stripped); the agent restarted (reconnect and
  * resend); a quiet spell (no CPU, no sync); SIGTERM during a sync (it
- * finishes first, exit 0); and the pod namespace deleted (exit 0).
+ * finishes first, exit 0); the pod namespace deleted (exit 0); and the
+ * usage it refuses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WatchEvent } from "../../src/host/watch-output";
 import { rulesIn } from "../helpers/iptables";
 import { type Child, run } from "../helpers/process";
-import { Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
+import { ctl, Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
 import {
   addPodNic,
   addressesOf,
@@ -288,6 +289,41 @@ describe("sync --watch on a /proc/PID/ns/net path", () => {
       await holder?.kill();
       await guest.remove();
       await pod.remove();
+    }
+  });
+});
+
+describe("sync --watch refuses what it cannot follow (exit 2, nothing sent)", () => {
+  it("a CNI result, --dry-run, --debounce alone or out of range", async () => {
+    const dir = tempDir("netagent-watch-usage-");
+    try {
+      const file = dir.join("r.json");
+      await Bun.write(
+        file,
+        JSON.stringify({
+          cniVersion: "1.0.0",
+          interfaces: [{ name: "eth0", mac: randomMac(), sandbox: "/run/netns/pod" }],
+          ips: [{ interface: 0, address: "10.77.0.2/24", gateway: "10.77.0.1" }],
+        }),
+      );
+      const ns = await Netns.create("nwu");
+      try {
+        const cases: [string[], RegExp][] = [
+          [["--cni-result", file, "--watch"], /--watch needs --netns/],
+          [["--netns", ns.name, "--watch", "--dry-run"], /do not go together/],
+          [["--netns", ns.name, "--debounce", "50"], /--debounce needs --watch/],
+          [["--netns", ns.name, "--watch", "--debounce", "-1"], /--debounce: "-1"/],
+        ];
+        for (const [args, message] of cases) {
+          const r = await ctl(["--addr", "unix:///nonexistent.sock", "sync", ...args]);
+          expect(r.code, r.stderr).toBe(2);
+          expect(r.stderr).toMatch(message);
+        }
+      } finally {
+        await ns.remove();
+      }
+    } finally {
+      dir.remove();
     }
   });
 });
