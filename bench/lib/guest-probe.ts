@@ -24,6 +24,8 @@ export interface GuestFigures {
   agentRssFileKiB: number;
   /** The QEMU process's proportional set size on the host. */
   qemuPssKiB: number;
+  /** Resident pages of QEMU's mapping of the root image (0 without one): the guest's DAX reads. */
+  imageRssKiB: number;
 }
 
 const BOOT_TIMEOUT_MS = 300_000;
@@ -46,6 +48,17 @@ export function pssKiB(pid: number): number {
   return field(parseKiB(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8")), "Pss", "smaps_rollup");
 }
 
+/** Rss of `pid`'s mappings of `file`, from /proc/PID/smaps. */
+export function mappedRssKiB(pid: number, file: string): number {
+  let inFile = false;
+  let sum = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inFile = line.endsWith(` ${file}`);
+    else if (inFile && line.startsWith("Rss:")) sum += Number(/(\d+) kB/.exec(line)?.[1] ?? 0);
+  }
+  return sum;
+}
+
 /** A booted guest with the agent answering and its shell at the prompt. */
 export async function bootGuest(
   boot: BootSpec,
@@ -63,7 +76,11 @@ export async function bootGuest(
 }
 
 /** Reads the figures of a running guest (its agent idle by now). */
-export async function readGuest(vm: Vm, firstCheckMs: number): Promise<GuestFigures> {
+export async function readGuest(
+  vm: Vm,
+  firstCheckMs: number,
+  image?: string,
+): Promise<GuestFigures> {
   const mem = parseKiB((await vm.console.run("cat /proc/meminfo")).lines.join("\n"));
   const st = parseKiB(
     (await vm.console.run("cat /proc/$(pidof netagent)/status")).lines.join("\n"),
@@ -80,6 +97,7 @@ export async function readGuest(vm: Vm, firstCheckMs: number): Promise<GuestFigu
     agentRssAnonKiB: field(st, "RssAnon", "agent status"),
     agentRssFileKiB: field(st, "RssFile", "agent status"),
     qemuPssKiB: pssKiB(vm.pid),
+    imageRssKiB: image === undefined ? 0 : mappedRssKiB(vm.pid, image),
   };
 }
 
@@ -100,7 +118,7 @@ export async function measureGuests(
     if (failed) throw (failed as PromiseRejectedResult).reason;
     await Bun.sleep(idleMs);
     const out: GuestFigures[] = [];
-    for (const { vm, firstCheckMs } of vms) out.push(await readGuest(vm, firstCheckMs));
+    for (const { vm, firstCheckMs } of vms) out.push(await readGuest(vm, firstCheckMs, boot.image));
     return out;
   } finally {
     await Promise.all(vms.map(({ vm }) => vm.stop()));
