@@ -125,6 +125,9 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
       oursStats: summarize(sums),
       goal: mode === "image" ? "clearly < 1 (<= 0.9)" : "-",
       ...(mode === "image" ? { met: ratio <= 0.9 } : {}),
+      notes: [
+        "QEMU's own binary and libraries are shared in both modes; the image's own share is row 9g2 (its resident pages, one copy in the host page cache). Under TCG most of a QEMU's Pss is guest RAM touched and the translation cache, neither shared.",
+      ],
       commands: base.commands,
     };
   };
