@@ -29,8 +29,10 @@ export async function applyLink(
   signal: AbortSignal,
 ): Promise<Link> {
   const lines = planLink(state.links, link, { ...spec, up: true, exactAddresses: false });
+  let links = state.links;
   try {
-    await ip.batch(lines, { signal });
+    // The read-back rides in the same process as the change.
+    if (lines.length > 0) links = await ip.batchThenLinks(lines, { signal });
   } catch (err) {
     const problem = await restoreLink(ip, log, state, link);
     const tail = problem === undefined ? "" : ` (restore incomplete: ${problem})`;
@@ -41,8 +43,7 @@ export async function applyLink(
     }
     throw err;
   }
-  const after = await ip.readState();
-  const now = after.links.find((l) => l.index === link.index);
+  const now = links.find((l) => l.index === link.index);
   if (!now) {
     throw new TtrpcError(`Link not found (hwAddr ${spec.mac}): it vanished`, Code.NOT_FOUND);
   }

@@ -15,7 +15,8 @@ import type { Logger } from "./log";
 
 /**
  * Runs `ops` (planned against `before`, the table as read) with `signal` as
- * the call's: an abort kills the batch. On failure restores `before` and
+ * the call's: an abort kills the batch. Returns the table read back by the
+ * same `ip` (one process for change and read-back). On failure restores `before` and
  * throws a TtrpcError naming the route that failed and iproute2's words, or
  * the abort's reason; a restore that could not finish is logged and named.
  */
@@ -25,13 +26,13 @@ export async function applyRoutePlan(
   before: readonly Route[],
   ops: readonly RouteOp[],
   signal: AbortSignal,
-): Promise<void> {
+): Promise<Route[]> {
   const lines = renderRouteOps(ops);
   let start = 0;
   for (;;) {
     try {
-      await ip.batch(start === 0 ? lines : lines.slice(start), { signal });
-      return;
+      // The read-back rides in the same process as the change.
+      return await ip.batchThenRoutes(start === 0 ? lines : lines.slice(start), { signal });
     } catch (err) {
       const at =
         err instanceof IpBatchError && err.lineIndex !== undefined

@@ -135,10 +135,12 @@ export function createNetworkService(
           kernel: impliedKernelRoutes(state.links),
           keepLinkless: true,
         });
-        await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
-        // Nothing applied: the table just read is the result; a second read
-        // would double the cost of the common periodic no-change sync.
-        const routes = ops.length === 0 ? state.routes : await ip.readRoutes();
+        // Nothing to apply: the table just read is the result (one process
+        // for the common periodic no-change sync); else the batch reads back.
+        const routes =
+          ops.length === 0
+            ? state.routes
+            : await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
         log.info("routes updated", { requested: desired.length, operations: ops.length });
         return create(RoutesSchema, { Routes: routes.map(routeToProto) });
       }, ctx.signal);

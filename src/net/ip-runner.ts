@@ -9,7 +9,7 @@
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { FullState } from "./full-state";
 import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
-import type { NetState, Route } from "./model";
+import type { Link, NetState, Route } from "./model";
 import {
   parseAllTableRoutes,
   parseLinks,
@@ -279,19 +279,54 @@ export class IpRunner {
     options: { force?: boolean; ipv6?: boolean } & IpRunOptions = {},
   ): Promise<void> {
     if (lines.length === 0) return;
+    await this.runBatch(lines, [], options);
+  }
+
+  /**
+   * batch(), then the main table of both families read by the same process
+   * (`-json` writes print nothing): a change and its read-back in one spawn.
+   */
+  async batchThenRoutes(lines: readonly string[], options: IpRunOptions = {}): Promise<Route[]> {
+    const [doc] = await this.runBatch(lines, ["route show table all"], options);
+    return parseRoutes(doc);
+  }
+
+  /** batch(), then the links with their addresses, read by the same process. */
+  async batchThenLinks(lines: readonly string[], options: IpRunOptions = {}): Promise<Link[]> {
+    const [doc] = await this.runBatch(lines, ["addr show"], options);
+    return parseLinks(doc);
+  }
+
+  private async runBatch(
+    lines: readonly string[],
+    reads: readonly string[],
+    options: { force?: boolean; ipv6?: boolean } & IpRunOptions,
+  ): Promise<unknown[]> {
     const args = options.force ? ["-force", "-batch", "-"] : ["-batch", "-"];
     // `-6`: lines whose family only the command line can give (IPv6 rules without a prefix).
     if (options.ipv6) args.unshift("-6");
-    const r = await this.run(args, `${lines.join("\n")}\n`, options);
+    if (reads.length > 0) args.unshift("-json", "-details");
+    const r = await this.run(args, `${[...lines, ...reads].join("\n")}\n`, options);
     if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
-    if (r.exitCode === 0) return;
+    if (r.exitCode === 0) {
+      if (reads.length === 0) return [];
+      try {
+        return splitJsonDocuments(r.stdout);
+      } catch (err) {
+        throw new TtrpcError(`ip ${reads.join("; ")}: unreadable output`, Code.INTERNAL, {
+          cause: err,
+        });
+      }
+    }
     const index = failedBatchLine(r.stderr);
     // With -force several lines may fail: the code is the first failure's,
     // the line the error names (the table's row order must not pick another).
     const first = /^[\s\S]*?Command failed -:\d+/.exec(r.stderr)?.[0] ?? r.stderr;
+    // A failed read-back line is past the change: no line of the plan to name.
+    const line = index === undefined || index >= lines.length ? undefined : lines[index];
     throw new IpBatchError(
-      index,
-      index === undefined ? undefined : lines[index],
+      line === undefined ? undefined : index,
+      line,
       ipErrorText(r.stderr),
       classifyIpError(first),
     );

@@ -16,6 +16,29 @@ export interface IpCall {
 }
 
 /**
+ * Bash that reads a batch's stdin whole into `input` and sets `is_write`: 1
+ * for a batch that changes something (a line other than a show/list) and is
+ * not a best-effort restore (`-force`). Told by what the run does, not by
+ * flags such as -json (a change and its read-back share one process).
+ * `pass` runs the real ip on the same arguments and input, and exits with its status.
+ */
+export const CLASSIFY = `input=""; is_batch=0; force=0
+for a in "$@"; do [[ $a == -batch ]] && is_batch=1; [[ $a == -force ]] && force=1; done
+if (( is_batch )); then input=$(cat; printf x); input=\${input%x}; fi
+changes=$(printf '%s' "$input" | grep -cvE '^[a-z]+( -[46])? (show|list)( |$)|^$')
+is_write=0; (( is_batch && !force && changes > 0 )) && is_write=1
+pass() { if (( is_batch )); then printf '%s' "$input" | '${REAL_IP}' "$@"; exit $?; fi; exec '${REAL_IP}' "$@"; }
+`;
+
+/** A recorded call that changes something (see {@link CLASSIFY}). */
+export function isWriteCall(c: IpCall): boolean {
+  return (
+    c.argv.includes("-batch") &&
+    c.stdin.split("\n").some((l) => l !== "" && !/^[a-z]+( -[46])? (show|list)( |$)/.test(l))
+  );
+}
+
+/**
  * A recorder: each call leaves `argv` (NUL-separated, exact) and `stdin` in
  * its own directory under `dir/calls`, then runs the real ip on the same.
  */
@@ -67,19 +90,16 @@ export function dyingIp(dir: TempDir, k: number): { bin: string; armed: string; 
   writeFileSync(
     bin,
     `#!/bin/bash
-is_write=0
-for a in "$@"; do [[ $a == -batch ]] && is_write=1; [[ $a == -force || $a == -json ]] && is_write=0 && break; done
+${CLASSIFY}
 if [[ $is_write == 1 && -e '${armed}' ]]; then
-  input=$(cat; printf x); input=\${input%x}
   n=$(printf '%s' "$input" | grep -c '')
   if (( n >= ${k} )); then
     printf '%s' "$input" | head -n ${k - 1} | '${REAL_IP}' "$@" || exit $?
     echo died >> '${deaths}'
     kill -KILL $$
   fi
-  printf '%s' "$input" | exec '${REAL_IP}' "$@"
 fi
-exec '${REAL_IP}' "$@"
+pass "$@"
 `,
   );
   chmodSync(bin, 0o755);
@@ -102,10 +122,8 @@ export function gatedIp(dir: TempDir): { bin: string; halfway: string; release: 
   writeFileSync(
     bin,
     `#!/bin/bash
-is_write=0
-for a in "$@"; do [[ $a == -batch ]] && is_write=1; [[ $a == -force || $a == -json ]] && is_write=0 && break; done
+${CLASSIFY}
 if [[ $is_write == 1 ]]; then
-  input=$(cat; printf x); input=\${input%x}
   n=$(printf '%s' "$input" | grep -c '')
   half=$(( n / 2 ))
   printf '%s' "$input" | head -n $half | '${REAL_IP}' "$@" || exit $?
@@ -113,7 +131,7 @@ if [[ $is_write == 1 ]]; then
   until [[ -e '${release}' ]]; do sleep 0.05; done
   printf '%s' "$input" | tail -n +$(( half + 1 )) | exec '${REAL_IP}' "$@"
 fi
-exec '${REAL_IP}' "$@"
+pass "$@"
 `,
   );
   chmodSync(bin, 0o755);

@@ -2,11 +2,12 @@
  * A stand-in `ip` (for the agent's --ip-bin) with faults chosen by files in its
  * directory, so one agent can be driven through several of them. It runs
  * the real iproute2 in the agent's netns, so the kernel state stays real.
- * A write is a `-batch` run without `-json` or `-force` (restores, which use
- * `-force`, and reads pass through untouched unless a fault names them).
+ * A write is a batch that changes something ({@link CLASSIFY}); restores
+ * (`-force`) and reads pass through untouched unless a fault names them.
  */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { TempDir } from "../helpers/tmp";
+import { CLASSIFY } from "./fake-ip";
 
 const REAL_IP = existsSync("/usr/sbin/ip") ? "/usr/sbin/ip" : "/usr/bin/ip";
 
@@ -32,13 +33,8 @@ export function faultyIp(dir: TempDir): FaultyIp {
   writeFileSync(
     bin,
     `#!/bin/bash
-is_write=0; is_read=0; force=0
-for a in "$@"; do
-  [[ $a == -batch ]] && is_write=1
-  [[ $a == -json ]] && is_read=1
-  [[ $a == -force ]] && force=1
-done
-(( is_read || force )) && is_write=0
+${CLASSIFY}
+is_read=0; (( !is_batch || changes == 0 )) && is_read=1
 if [[ $is_read == 1 && -s '${f("read-fails")}' ]]; then
   n=$(cat '${f("read-fails")}')
   if (( n > 0 )); then
@@ -48,12 +44,11 @@ if [[ $is_read == 1 && -s '${f("read-fails")}' ]]; then
     exit 1
   fi
 fi
-if [[ $is_write == 0 ]]; then exec '${REAL_IP}' "$@"; fi
+if [[ $is_write == 0 ]]; then pass "$@"; fi
 if [[ -e '${f("before")}' ]]; then
   '${REAL_IP}' -force -batch '${f("before")}' >/dev/null 2>&1
   rm -f '${f("before")}'
 fi
-input=$(cat; printf x); input=\${input%x}
 n=$(printf '%s' "$input" | grep -c '')
 if [[ -e '${f("wedge")}' ]]; then
   rm -f '${f("wedge")}'

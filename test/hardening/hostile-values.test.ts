@@ -17,7 +17,7 @@ import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";
 import { startHardenedAgent } from "./agent";
-import { recordingIp } from "./fake-ip";
+import { isWriteCall, recordingIp } from "./fake-ip";
 
 type RouteInit = Partial<Omit<Route, "$typeName">>;
 const MAC = "02:00:00:00:0e:01";
@@ -86,11 +86,7 @@ function expectOneCommandEach(from: number): number {
 }
 
 /** Write batches (`ip -batch -` that is not a read) recorded since `from`. */
-const writesSince = (from: number) =>
-  recorder
-    .calls()
-    .slice(from)
-    .filter((c) => c.argv.includes("-batch") && !c.argv.includes("-json"));
+const writesSince = (from: number) => recorder.calls().slice(from).filter(isWriteCall);
 
 const HOSTILE_NAMES = [
   "eth0\nlink set lo down",

@@ -103,6 +103,12 @@ class LinkIp {
     throw new Error(`model: ${line}`);
   }
 
+  /** The change and its read-back (one process in IpRunner). */
+  async batchThenLinks(lines: readonly string[]): Promise<Link[]> {
+    await this.batch(lines);
+    return (await this.readState()).links;
+  }
+
   async batch(lines: readonly string[], options: { force?: boolean } = {}): Promise<void> {
     if (lines.length === 0) return;
     const force = options.force === true;

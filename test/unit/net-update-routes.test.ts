@@ -41,6 +41,12 @@ class SimIp {
     return this.sim.routes.map((r) => ({ ...r }));
   }
 
+  /** The change and its read-back (one process in IpRunner). */
+  async batchThenRoutes(lines: readonly string[]): Promise<Route[]> {
+    await this.batch(lines);
+    return this.readRoutes();
+  }
+
   async batch(lines: readonly string[], options: { force?: boolean } = {}): Promise<void> {
     if (lines.length === 0) return;
     const force = options.force === true;

@@ -1,0 +1,66 @@
+/**
+ * How many `ip` processes a network call costs (issue 13: at most two for
+ * a change, one read and one batch whose output is the read-back; one for a
+ * call that changes nothing), counted by a recording stand-in around the
+ * real iproute2 in a netns, with the result checked by an independent read.
+ */
+import { afterEach, expect, it } from "vitest";
+import { AgentService } from "../../src/gen/agent_pb";
+import { AgentClient } from "../../src/host/client";
+import { Netns } from "../helpers/netns";
+import { tempDir } from "../helpers/tmp";
+import { startHardenedAgent } from "./agent";
+import { isWriteCall, recordingIp } from "./fake-ip";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+it("UpdateRoutes and UpdateInterface: two processes for a change, one when nothing changes", async () => {
+  const dir = tempDir("netagent-ipcount-");
+  cleanup.push(() => dir.remove());
+  const recorder = recordingIp(dir);
+  const ns = await Netns.create("nt-ipn");
+  cleanup.push(() => ns.remove());
+  await ns.veth("eth0", "peer0", { mac: "02:00:00:00:0f:01" });
+  await ns.ip("addr", "add", "10.1.1.2/24", "dev", "eth0");
+  const agent = await startHardenedAgent({ netns: ns, ipBin: recorder.bin });
+  cleanup.push(() => agent.stop());
+  const client = await AgentClient.connect(`unix://${agent.socket}`);
+  cleanup.push(() => client.close());
+  const count = async (call: () => Promise<unknown>) => {
+    const from = recorder.calls().length;
+    await call();
+    const calls = recorder.calls().slice(from);
+    return { all: calls.length, writes: calls.filter(isWriteCall).length };
+  };
+  const routes = {
+    routes: {
+      Routes: [
+        { dest: "10.9.0.0/16", gateway: "10.1.1.1", device: "eth0" },
+        { gateway: "10.1.1.1", device: "eth0" },
+      ],
+    },
+  };
+  const update = () => client.unary(AgentService.method.updateRoutes, routes);
+  expect(await count(update)).toEqual({ all: 2, writes: 1 });
+  expect(await count(update)).toEqual({ all: 1, writes: 0 });
+  const via = (await ns.json<{ dst: string; gateway?: string }[]>("route")).filter(
+    (r) => r.gateway === "10.1.1.1",
+  );
+  expect(via.map((r) => r.dst).sort()).toEqual(["10.9.0.0/16", "default"]);
+
+  const iface = () =>
+    client.unary(AgentService.method.updateInterface, {
+      interface: {
+        hwAddr: "02:00:00:00:0f:01",
+        name: "eth0",
+        mtu: 1400n,
+        IPAddresses: [{ address: "10.1.1.2", mask: "24" }],
+      },
+    });
+  expect(await count(iface)).toEqual({ all: 2, writes: 1 });
+  const [link] = await ns.json<{ mtu: number }[]>("link", "show", "dev", "eth0");
+  expect(link?.mtu).toBe(1400);
+}, 60_000);
