@@ -100,8 +100,8 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
   }
 
   /**
-   * A plan that takes links down or removes addresses makes the kernel drop
-   * routes in ways the plan's model only approximates (every IPv4 route of
+   * A plan that removes addresses makes the kernel drop routes in ways the
+   * plan's model does not follow (every IPv4 route of
    * a link left without an IPv4 address, in every table; routes by the
    * removed source). Then the link lines run first, with a read, and the
    * rest is planned against what the kernel really left: two batches
@@ -116,8 +116,9 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
     exact: boolean,
     opts: { signal?: AbortSignal },
   ): Promise<ApplyPlan> {
-    const restructures =
-      plan.links.downed.size > 0 || plan.links.lines.some((l) => l.startsWith("addr del "));
+    // A link going down and up is in the model (plan-link-phase.ts); an
+    // address going away is not.
+    const restructures = plan.links.lines.some((l) => l.startsWith("addr del "));
     if (!restructures) return plan;
     const mid = await ip.batchAndRead(plan.links.lines, opts);
     const { rules4, ...rest } = mid;
