@@ -5,12 +5,15 @@
  * each message text may write {@link LOG_LINES_PER_SEC} lines a second
  * (bursts of {@link LOG_BURST}); lines over that are counted, and the count
  * is written as one `log lines suppressed` line when that message may log
- * again (or on flush). A peer's failing calls cannot flood the console.
+ * again, a second after the suppression began, or on flush. A peer's failing calls cannot flood the console.
  */
 import { clipText } from "../ttrpc/quote";
 import { LOG_BURST, LOG_LINES_PER_SEC, MAX_LOG_VALUE_BYTES } from "./limits";
 
 export { LOG_BURST, LOG_LINES_PER_SEC, MAX_LOG_VALUE_BYTES };
+
+/** How soon a suppressed count is reported when the message does not log again. */
+const REPORT_AFTER_MS = 1000;
 
 export const LEVELS = ["debug", "info", "warn", "error"] as const;
 export type Level = (typeof LEVELS)[number];
@@ -78,6 +81,11 @@ export function createLogger(
     if (b.tokens < 1) {
       b.suppressed++;
       b.level = lvl;
+      if (b.suppressed === 1) {
+        // A flood that stops still gets its count said, a second later.
+        const bucket = b;
+        setTimeout(() => report(msg, bucket), REPORT_AFTER_MS).unref?.();
+      }
       return;
     }
     b.tokens -= 1;
