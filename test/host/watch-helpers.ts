@@ -26,7 +26,12 @@ export class Watcher {
     });
   }
 
-  static async start(addr: string, netns: string, extra: string[] = []): Promise<Watcher> {
+  static async start(
+    addr: string,
+    netns: string,
+    extra: string[] = [],
+    firstSyncMs = 30_000,
+  ): Promise<Watcher> {
     const w = new Watcher(
       start(NETAGENTCTL, [
         "--addr",
@@ -41,7 +46,7 @@ export class Watcher {
         ...extra,
       ]),
     );
-    await w.next((e) => e.event === "resync" || e.event === "error", 30_000);
+    await w.next((e) => e.event === "resync" || e.event === "error", firstSyncMs);
     return w;
   }
 
