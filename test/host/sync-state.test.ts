@@ -196,4 +196,14 @@ describe("netagentctl with netagent.v1.Network over real CNI chains", () => {
     expect(d.code, d.stdout + d.stderr).toBe(0);
     await expectMirrored(pod, guest);
   });
+
+  it("a pod this host cannot read is its own failure, not printed as an agent's status code", async () => {
+    // A file that is no namespace: nsenter (on this host) refuses it.
+    for (const cmd of ["sync", "diff"]) {
+      const r = await ctl(["--addr", "unix:///nonexistent.sock", cmd, "--netns", "/etc/hostname"]);
+      expect(r.code, r.stderr).toBe(cmd === "diff" ? 3 : 1);
+      expect(r.stderr).toContain("reading netns /etc/hostname on this host:");
+      expect(r.stderr).not.toMatch(/INVALID_ARGUMENT|NOT_FOUND|INTERNAL/);
+    }
+  });
 });

@@ -23,6 +23,24 @@ export interface PodSource {
   readState?: () => Promise<PodFullState>;
 }
 
+/** A failure of this host's own ip or sysctl while reading the pod. */
+export class PodReadError extends Error {
+  override readonly name = "PodReadError";
+}
+
+/**
+ * Runs a read of the pod: a failure is this host's, not an agent's answer,
+ * so it carries no status code (the runner's error would print as one).
+ */
+async function local<T>(netns: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new PodReadError(`reading netns ${netns} on this host: ${why}`, { cause: err });
+  }
+}
+
 /** Validates the choice and the input before anything is sent; UsageError on bad input. */
 export function podSource(flags: Record<string, string | true>): PodSource {
   const netns = flags["--netns"];
@@ -36,8 +54,8 @@ export function podSource(flags: Record<string, string | true>): PodSource {
     return {
       label: `netns ${netns}`,
       netns: resolved,
-      read: () => readPodRequests(resolved),
-      readState: () => readPodFullState(resolved),
+      read: () => local(netns, () => readPodRequests(resolved)),
+      readState: () => local(netns, () => readPodFullState(resolved)),
     };
   }
   const path = file as string;
