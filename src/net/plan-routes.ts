@@ -70,6 +70,27 @@ export function isManaged(r: Route, keepLinkless = false): boolean {
 
 const dstDev = (r: Route) => `${r.family} ${r.dst} ${r.dev}`;
 
+/**
+ * Whether a desired route has the destination and link of route `k`. Asked
+ * of kernel routes, a handful (the `candidates`): the desired routes are
+ * sifted by destination against those first (their `dst` strings are
+ * hashed already), so 10,000 desired routes build no key each. Any other
+ * route is answered by a scan.
+ */
+function supersedeCheck(
+  desired: readonly Route[],
+  candidates: readonly Route[],
+): (k: Route) => boolean {
+  const dsts = new Set<string>();
+  for (const c of candidates) if (c.protocol === "kernel") dsts.add(c.dst);
+  const desiredDstDev = new Set<string>();
+  for (const r of desired) if (dsts.has(r.dst)) desiredDstDev.add(dstDev(r));
+  return (k) =>
+    dsts.has(k.dst)
+      ? desiredDstDev.has(dstDev(k))
+      : desired.some((r) => r.family === k.family && r.dst === k.dst && r.dev === k.dev);
+}
+
 export function planRoutes(
   current: readonly Route[],
   desired: readonly Route[],
@@ -79,18 +100,27 @@ export function planRoutes(
   const keepLinkless = options.keepLinkless === true;
   const restore = exact && options.deletesFirst === true;
   const owned = (r: Route) => isManaged(r, keepLinkless);
-  const desiredDstDev = new Set(desired.map(dstDev));
-  const supersedes = (k: Route) => desiredDstDev.has(dstDev(k));
+  const managed = current.filter(owned);
+  const supersedes = supersedeCheck(desired, [...(options.kernel ?? []), ...managed]);
   const kernel = exact ? [] : (options.kernel ?? []).filter((k) => owned(k) && !supersedes(k));
   const target = [...kernel, ...desired];
 
-  const managed = current.filter(owned);
-  const targetIds = new Set(target.map((r) => routeIdentity(r, exact)));
+  // Each route's identity is built once (10,000 routes: building and hashing
+  // these strings was most of a no-change plan's time).
+  const targetIdList = target.map((r) => routeIdentity(r, exact));
+  const targetIds = new Set(targetIdList);
+  const managedIds = managed.map((r) => routeIdentity(r, exact));
   const recreate = restore ? hitByDeletes(managed, targetIds) : new Set<Route>();
-  const stays = (r: Route) => targetIds.has(routeIdentity(r, exact)) && !recreate.has(r);
-  const currentIds = new Set(
-    managed.filter((r) => !recreate.has(r)).map((r) => routeIdentity(r, exact)),
-  );
+  // Only ever asked of managed routes (callers check `owned` first).
+  const staying = new Set<Route>();
+  const currentIds = new Set<string>();
+  managed.forEach((r, i) => {
+    if (recreate.has(r)) return;
+    const id = managedIds[i] as string;
+    currentIds.add(id);
+    if (targetIds.has(id)) staying.add(r);
+  });
+  const stays = (r: Route) => staying.has(r);
 
   // Current routes by key: `replace` overwrites within a key, whatever the link.
   const byKey = new Map<string, Route[]>();
@@ -107,7 +137,8 @@ export function planRoutes(
   // appended instead, and the victim deleted by name last.
   const keptUntilEnd = (victim: Route, by: Route) => !exact && victim.dev !== by.dev;
   // Keys held by a route that stays: a `replace` there would overwrite it.
-  const held = new Set(managed.filter(stays).map(routeKey));
+  const held = new Set<string>();
+  for (const r of staying) held.add(routeKey(r));
   // Current routes the plan already accounts for (overwritten or deleted early).
   const overwritten = new Set<Route>();
   const withoutGateway: RouteOp[] = [];
@@ -117,11 +148,13 @@ export function planRoutes(
   const overwritingLinkRoutes: RouteOp[] = [];
   // A restore emits routes without a gateway first; it decides append or
   // replace in that order too (a forward plan's order is settled below).
+  const indices = target.map((_, i) => i);
   const order = restore
-    ? [...target.filter((r) => !r.gateway), ...target.filter((r) => r.gateway)]
-    : target;
-  for (const route of order) {
-    if (currentIds.has(routeIdentity(route, exact))) continue;
+    ? [...indices.filter((i) => !target[i]?.gateway), ...indices.filter((i) => target[i]?.gateway)]
+    : indices;
+  for (const i of order) {
+    const route = target[i] as Route;
+    if (currentIds.has(targetIdList[i] as string)) continue;
     const key = routeKey(route);
     const sameKey = byKey.get(key) ?? [];
     let ops = route.gateway ? withGateway : withoutGateway;
