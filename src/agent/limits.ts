@@ -16,6 +16,12 @@ export { LIMITS as APPLY_LIMITS } from "./validate-state";
 /** Connections served at once (`--max-connections`); more are refused on accept. */
 export const DEFAULT_MAX_CONNECTIONS = 64;
 
+/**
+ * Answer bytes written and not yet taken by a peer above which its waiting
+ * requests are not started (each could add up to 4 MiB) until it reads.
+ */
+export const MAX_UNREAD_ANSWER_BYTES = 1 << 20;
+
 /** Network changes waiting for the write queue; more are refused RESOURCE_EXHAUSTED. */
 export const MAX_QUEUED_WRITES = 128;
 

@@ -10,7 +10,11 @@ import type { ByteChannel, ChannelSink, Listener } from "../transport/channel";
 import { Code, codeName, TtrpcError } from "../ttrpc/codes";
 import { ServerConnection } from "../ttrpc/server-connection";
 import type { ServiceRegistry } from "../ttrpc/service";
-import { DEFAULT_IDLE_TIMEOUT_MS, MIN_ANSWER_READ_BYTES_PER_SEC } from "./limits";
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  MAX_UNREAD_ANSWER_BYTES,
+  MIN_ANSWER_READ_BYTES_PER_SEC,
+} from "./limits";
 import type { Logger } from "./log";
 import {
   isIdle,
@@ -79,6 +83,7 @@ export class AgentServer {
         channel.write(frame);
       },
       onBusy: (busy) => channel.setReadPaused?.(busy),
+      canStart: () => (channel.bufferedBytes ?? 0) <= MAX_UNREAD_ANSWER_BYTES,
       onCall: (info) => {
         const fields = { ...info, code: codeName(info.code), peer: channel.peer };
         if (info.code === 0) log.debug("call", fields);
@@ -96,6 +101,7 @@ export class AgentServer {
         conn.receive(chunk);
         noteReceived(watch, conn, performance.now());
       },
+      writable: () => conn.writable(),
       closed: () => {
         conn.close();
         this.connections.delete(conn);
@@ -163,6 +169,8 @@ export class AgentServer {
     const now = performance.now();
     for (const [conn, w] of this.connections) {
       if (w.closing) continue;
+      // Backstop for a transport that never says it drained.
+      conn.writable();
       const reason = judgePeer(w, conn, now, this.limits);
       if (reason === undefined) continue;
       this.options.log.warn("connection closed: peer stalled", {

@@ -29,6 +29,8 @@ export interface ChannelSink {
   receive(chunk: Uint8Array): void;
   /** The connection is gone (peer hung up, or we closed it). Called once. */
   closed(): void;
+  /** Everything written has been taken by the peer (after a backlog). */
+  writable?(): void;
 }
 
 /** Given a new connection, returns its sink, or undefined to refuse it (it is closed). */

@@ -79,6 +79,7 @@ export async function listenSerial(path: string, accept: Acceptor): Promise<List
             .catch(() => {})
             .finally(() => {
               session.queued -= bytes.length;
+              if (session.queued === 0 && session.open) session.sink?.writable?.();
             });
         },
         get bufferedBytes() {

@@ -72,6 +72,7 @@ export function adoptSocket(
   socket.on("drain", () => {
     writeBlocked = false;
     if (!busy) socket.resume();
+    sink.writable?.();
   });
   socket.on("error", () => {});
   socket.on("close", () => {

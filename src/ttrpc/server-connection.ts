@@ -24,6 +24,12 @@ export interface ServerConnectionOptions {
   onCall?: (info: CallInfo) => void;
   /** Told when reading should pause (true: at the call cap) and resume (false). */
   onBusy?: (busy: boolean) => void;
+  /**
+   * False while answers already written wait for the peer past a bound: no
+   * new call starts then (each could add an answer of up to 4 MiB). Call
+   * {@link ServerConnection.writable} when that may have changed.
+   */
+  canStart?: () => boolean;
   /** Calls running at once (default {@link MAX_CALLS_PER_CONNECTION}). */
   maxInFlight?: number;
   /** Entries of a repeated field per request (default {@link MAX_REPEATED_ENTRIES}). */
@@ -88,6 +94,11 @@ export class ServerConnection {
     return this.frames;
   }
 
+  /** The peer took answers: waiting requests may start again. */
+  writable(): void {
+    this.schedulePump();
+  }
+
   /** Feeds bytes read from the peer. Never throws for any input. */
   receive(chunk: Uint8Array): void {
     if (this.closed || chunk.length === 0) return;
@@ -113,13 +124,18 @@ export class ServerConnection {
 
   /**
    * Resolves once no call's work is running and no received request waits
-   * (new requests are still taken).
+   * that could start (requests held back while the peer leaves its answers
+   * unread do not hold it). New requests are still taken.
    */
   async drain(): Promise<void> {
     for (;;) {
       if (this.inflight.size > 0) {
         await Promise.all([...this.inflight.values()].map((c) => c.done));
-      } else if (!this.closed && (this.ready.length > 0 || this.input.length > 0)) {
+      } else if (
+        !this.closed &&
+        (this.ready.length > 0 || this.input.length > 0) &&
+        (this.options.canStart?.() ?? true)
+      ) {
         await new Promise((resolve) => setImmediate(resolve));
       } else {
         return;
@@ -156,7 +172,11 @@ export class ServerConnection {
 
   /** Starts waiting requests while under the cap, decoding input as needed. */
   private pump(): void {
-    while (!this.closed && this.inflight.size < this.maxInFlight) {
+    while (
+      !this.closed &&
+      this.inflight.size < this.maxInFlight &&
+      (this.options.canStart?.() ?? true)
+    ) {
       const frame = this.ready.shift();
       if (frame === undefined) {
         const chunk = this.input.shift();

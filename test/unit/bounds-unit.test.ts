@@ -59,6 +59,35 @@ describe("calls per connection", () => {
   });
 });
 
+describe("answers unread by the peer", () => {
+  it("no call starts while canStart says the peer's backlog is too large; writable() resumes", async () => {
+    let blocked = true;
+    let entered = 0;
+    let answered = 0;
+    const conn = new ServerConnection({
+      registry: new ServiceRegistry().register(Health, {
+        check: () => {
+          entered++;
+          return SERVING;
+        },
+      }),
+      write: () => {
+        answered++;
+      },
+      canStart: () => !blocked,
+    });
+    conn.receive(Buffer.concat(Array.from({ length: 10 }, (_, i) => check(2 * i + 1))));
+    await new Promise((r) => setTimeout(r, 20));
+    expect([entered, answered, conn.backlogged]).toEqual([0, 0, true]);
+    // Requests held back do not hold a drain (shutdown would wait for a deaf peer).
+    await conn.drain();
+    blocked = false;
+    conn.writable();
+    await conn.drain();
+    expect([entered, answered, conn.backlogged]).toEqual([10, 10, false]);
+  });
+});
+
 describe("log limits", () => {
   it("cuts long values and rate-limits repeated messages with a suppressed count", () => {
     const lines: string[] = [];
