@@ -13,6 +13,7 @@ import { applyRequestFor, notMirrored, probeNetwork } from "./drive-state";
 import { type MirrorReport, mirrorRules, type Rules, readPodRules } from "./iptables-mirror";
 import type { SyncRequests } from "./pod-requests";
 import { type PodFullState, readFreshDefaults } from "./pod-state";
+import { isLinkNotFound, KATA_RETRY, retry } from "./retry";
 
 /** Everything a sync reads from the pod. */
 export interface PodState {
@@ -51,6 +52,8 @@ export async function readPodState(
 export interface ApplyReport {
   plan: string[];
   result: State | undefined;
+  /** Apply calls made: more than 1 when a NIC was still being hot-plugged. */
+  attempts: number;
 }
 
 export type PodReport = { rules: OnceReport["rules"] } & (
@@ -83,10 +86,21 @@ export async function syncPod(
   }
   options.progress?.update("Apply");
   const request = applyRequestFor(full, guest, await readFreshDefaults());
-  const answer = await client.unary(Network.method.apply, request, {
-    timeoutMs: options.timeoutMs,
-  });
-  const apply = { plan: answer.plan, result: answer.result };
+  // Apply answers "Link not found" at once for a NIC not hot-plugged yet:
+  // retried as the runtime retries UpdateInterface.
+  const { value: answer, attempts } = await retry(
+    () => client.unary(Network.method.apply, request, { timeoutMs: options.timeoutMs }),
+    isLinkNotFound,
+    options.retry ?? KATA_RETRY,
+    {
+      ...options.hooks,
+      onRetry: (attempt, err, ms) =>
+        options.progress?.update(
+          `Apply attempt ${attempt}: ${(err as Error).message}; retry in ${ms} ms`,
+        ),
+    },
+  );
+  const apply = { plan: answer.plan, result: answer.result, attempts };
   if (pod.rules === undefined)
     return { kind: "apply", apply, rules: { skipped: "not read (no pod netns)" } };
   options.progress?.update("SetIPTables");

@@ -98,3 +98,47 @@ describe("sync retries UpdateInterface while the link is not found", () => {
     expect(performance.now() - started).toBeLessThan(20_000);
   });
 });
+
+describe("sync through Apply retries while the pod's NIC is not in the guest yet", () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it("Apply answers Link not found until the link appears; sync then succeeds and diff is EQUAL", async () => {
+    const mac = randomMac();
+    const pod = await Netns.create("nh5q");
+    cleanups.push(() => pod.remove());
+    const host = await Netns.create("nh5h");
+    cleanups.push(() => host.remove());
+    await pod.veth("eth0", "veth0", { mac, peerNs: host });
+    await pod.ip("addr", "add", "10.78.0.2/24", "dev", "eth0");
+    await pod.ip("route", "add", "default", "via", "10.78.0.1", "dev", "eth0");
+    const guest = await Guest.create();
+    cleanups.push(() => guest.remove());
+    const side = await Netns.create("nh5s");
+    cleanups.push(() => side.remove());
+    await addVeth(side, "late0", mac);
+
+    const sync: Child = startCtl(["--addr", guest.addr, "--json", "sync", "--netns", pod.name]);
+    cleanups.push(() => sync.kill());
+    await waitFor(() => guest.agent.child.stderr.includes("Link not found"), {
+      timeoutMs: 20_000,
+      what: "the agent to answer Link not found",
+    });
+    expect(sync.running).toBe(true);
+    await side.ip("link", "set", "late0", "netns", guest.ns.name);
+
+    const exit = await sync.exited;
+    expect(exit.code, sync.stderr).toBe(0);
+    const report = JSON.parse(sync.stdout) as { api: string; attempts: number };
+    expect(report.api).toBe("netagent.v1.Network/Apply");
+    expect(report.attempts).toBeGreaterThanOrEqual(2);
+    const routes = await guest.ns.json<{ dst: string; gateway?: string }[]>("route", "show");
+    expect(routes).toContainEqual(
+      expect.objectContaining({ dst: "default", gateway: "10.78.0.1" }),
+    );
+    const diff = await ctl(["--addr", guest.addr, "diff", "--netns", pod.name]);
+    expect(diff.code, diff.stdout + diff.stderr).toBe(0);
+  });
+});

@@ -159,13 +159,16 @@ function applyReport(
   o: { label: string; addr: string; json: boolean; macs: Set<string>; rules: PodReport["rules"] },
 ): string {
   if (o.json) {
-    return `${JSON.stringify({ api: "netagent.v1.Network/Apply", plan: apply.plan, iptables: o.rules })}\n`;
+    return `${JSON.stringify({ api: "netagent.v1.Network/Apply", plan: apply.plan, attempts: apply.attempts, iptables: o.rules })}\n`;
   }
   const r = apply.result;
   const n = apply.plan.length;
   const lines = [
     `synced ${o.label} into ${o.addr} with one Apply (netagent.v1.Network): ${n} operation${n === 1 ? "" : "s"}`,
   ];
+  if (apply.attempts > 1) {
+    lines.push(`  a NIC was not there yet: Apply answered after ${apply.attempts} attempts`);
+  }
   for (const i of (r?.interfaces ?? []).filter((x) => o.macs.has(x.mac))) {
     const addrs = i.addresses.map((a) => `${a.address}/${a.prefix}`).join(" ");
     lines.push(`  interface ${i.name} ${i.mac} mtu ${i.mtu}: ${addrs}`);
