@@ -7,8 +7,10 @@ import {
   chmodSync,
   existsSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -16,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { outputDir } from "../../src/net/ip-output";
 import { DEFAULT_IP_LIMITS, IpBatchError, IpRunner } from "../../src/net/ip-runner";
 import {
   parseLinks,
@@ -245,6 +248,16 @@ describe("IpRunner: a wedged ip", () => {
     expect(err.code).toBe(Code.DEADLINE_EXCEEDED);
     expect(err.message).toMatch(/killed \(SIGKILL\): call cancelled \(deadline exceeded\)/);
     expect(alive(ip.pid())).toBe(false);
+  });
+
+  it("leaves no output file behind (read, failed batch, killed run), in a directory only it can enter", async () => {
+    await new IpRunner(fakeIp().bin).readRoutes();
+    await rejection(new IpRunner(fakeIp().bin).batch(["route replace 10.99.0.0/16 dev nope"]));
+    const wedged = new IpRunner(wedgedIp().bin, undefined, { timeoutMs: 200, perLineMs: 0 });
+    await rejection(wedged.readRoutes());
+    const dir = outputDir() as string;
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it("spawns nothing when the signal has already aborted", async () => {
