@@ -101,6 +101,8 @@ function server() {
     readState: async () => structuredClone(state),
     readRoutes: async () => [],
     batch: async () => {},
+    batchThenRoutes: async () => [],
+    batchThenLinks: async () => [],
   } as unknown as IpRunner;
   const registry = new ServiceRegistry()
     .register(Health, healthService)

@@ -296,6 +296,15 @@ function fakeIp() {
     batch: async (l: readonly string[]) => {
       lines.push(...l);
     },
+    // The change and its read-back in one run: the state is never changed here.
+    batchThenRoutes: async (l: readonly string[]) => {
+      lines.push(...l);
+      return structuredClone(STATE.routes);
+    },
+    batchThenLinks: async (l: readonly string[]) => {
+      lines.push(...l);
+      return structuredClone(STATE.links);
+    },
   } as unknown as IpRunner;
   return { ip, lines };
 }
@@ -448,13 +457,28 @@ describe("protobuf fuzzing against dist/netagent in a fresh netns", () => {
     });
   }
 
-  /** Links, addresses, routes and neighbours, as ip prints them. */
+  /**
+   * Links, addresses, routes and neighbours, as ip prints them; of a
+   * neighbour only what a call sets (address, link, MAC, permanent or not):
+   * the kernel moves the others through REACHABLE/STALE/DELAY by itself.
+   */
   async function dump(): Promise<string> {
+    const neigh = (json: string) =>
+      JSON.stringify(
+        (
+          JSON.parse(json || "[]") as {
+            dst: string;
+            dev: string;
+            lladdr?: string;
+            state?: string[];
+          }[]
+        ).map((n) => [n.dst, n.dev, n.lladdr, n.state?.includes("PERMANENT") ?? false]),
+      );
     return Promise.all([
       ns.ip("-json", "-details", "addr", "show"),
       ns.ip("-json", "-details", "route", "show", "table", "all"),
       ns.ip("-json", "-details", "-6", "route", "show", "table", "all"),
-      ns.ip("-json", "neigh", "show"),
+      ns.ip("-json", "neigh", "show").then(neigh),
     ]).then((parts) => parts.join("\n"));
   }
 
