@@ -21,7 +21,7 @@ rm -f dist/vitest-*.json
 # The VM end-to-end test runs on its own after the rest: a TCG guest is
 # slow enough without sharing the two cores with namespace tests, and it
 # waits on a busy guest. One guest at a time.
-VM_TESTS="test/vm/guest.test.ts test/vm/guest-iptables.test.ts test/vm/guest-state.test.ts"
+VM_TESTS="test/vm/guest.test.ts test/vm/guest-iptables.test.ts test/vm/guest-state.test.ts test/vm/watch-hotplug.test.ts"
 status=0
 # shellcheck disable=SC2086 # several paths, split on purpose
 npx bun --bun vitest run $(printf -- '--exclude %s ' $VM_TESTS) \
