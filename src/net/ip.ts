@@ -14,19 +14,40 @@ export interface ParsedIp {
   text: string;
 }
 
-/** Dotted-quad decimal without leading zeros: what isValidFourPartDecimal takes, octets <= 255 aside. */
-const FOUR_PART_DECIMAL =
-  /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})$/;
+/**
+ * The octets of a dotted quad without leading zeros (each 0 or 1-255 with
+ * no leading 0: what isValidFourPartDecimal takes, octets <= 255 aside), or
+ * undefined. A loop over the characters: a regex match and its captures
+ * were the parser's own top cost over 10,000 routes.
+ */
+function dottedQuad(text: string): number[] | undefined {
+  const bytes: number[] = [];
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0x2e;
+    if (c === 0x2e) {
+      if (digits === 0 || value > 255 || bytes.length === 4) return undefined;
+      bytes.push(value);
+      value = 0;
+      digits = 0;
+    } else if (c >= 0x30 && c <= 0x39) {
+      if (digits === 1 && value === 0) return undefined; // a leading zero
+      if (++digits > 3) return undefined;
+      value = value * 10 + (c - 0x30);
+    } else {
+      return undefined;
+    }
+  }
+  return bytes.length === 4 ? bytes : undefined;
+}
 
 /** Parses an address; returns a reason string instead of throwing. */
 export function parseIp(text: string): ParsedIp | string {
   // Fast path for the common IPv4 case (ipaddr.js costs microseconds per
   // call, which adds up over tens of thousands of routes); same result.
-  const m = FOUR_PART_DECIMAL.exec(text);
-  if (m) {
-    const bytes = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
-    if (bytes.every((b) => b <= 255)) return { family: 4, bytes, text };
-  }
+  const quad = dottedQuad(text);
+  if (quad) return { family: 4, bytes: quad, text };
   if (ipaddr.IPv4.isValidFourPartDecimal(text)) {
     const bytes = ipaddr.IPv4.parse(text).toByteArray();
     return { family: 4, bytes, text: bytes.join(".") };
