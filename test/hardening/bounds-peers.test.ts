@@ -122,6 +122,12 @@ describe("bounds a peer reaches", () => {
     await expect(checkOnFreshConnection(agent.socket)).rejects.toThrow(/closed/);
     await new Promise((r) => setTimeout(r, 1700));
     expect(await checkOnFreshConnection(agent.socket)).toBe(0);
+    // The close reaches this side (and the log line the pipe) a moment after
+    // the new connection was answered.
+    await waitFor(() => conns.some((c) => c.isClosed()), { what: "the idle connection's close" });
+    await waitFor(() => agent?.child.stderr.includes("room made for a new one"), {
+      what: "the log line",
+    });
     expect(conns.filter((c) => c.isClosed())).toHaveLength(1);
     expect(agent.child.stderr).toContain("connection closed: idle, room made for a new one");
   }, 30_000);
