@@ -4,40 +4,11 @@
  * DEL in reverse order. Plugins are Debian's real ones in /usr/lib/cni, run
  * inside a private "host" namespace, never the machine's own.
  */
-import { spawn } from "node:child_process";
+import { CNI_PATH, runPlugin } from "./cni";
 import type { Netns } from "./netns";
 import { type TempDir, tempDir } from "./tmp";
 
-export const CNI_PATH = "/usr/lib/cni";
-
-function runPlugin(
-  host: Netns,
-  type: string,
-  env: Record<string, string>,
-  config: string,
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("ip", ["netns", "exec", host.name, `${CNI_PATH}/${type}`], {
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", CNI_PATH, ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    child.on("error", reject);
-    child.on("exit", (code) =>
-      code === 0
-        ? resolve(out)
-        : reject(new Error(`${type} ${env.CNI_COMMAND}: exit ${code}: ${out}${err}`)),
-    );
-    child.stdin.end(config);
-  });
-}
+export { CNI_PATH };
 
 export interface Chain {
   result: Record<string, unknown>;

@@ -15,7 +15,8 @@ export interface CniAttachment {
   detach(): Promise<void>;
 }
 
-function runPlugin(
+/** Runs one plugin inside `host` with `config` on stdin; resolves with its stdout. */
+export function runPlugin(
   host: Netns,
   plugin: string,
   env: Record<string, string>,
