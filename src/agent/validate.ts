@@ -3,191 +3,21 @@
  * anything changes. Every failure is INVALID_ARGUMENT naming the field and
  * the value, e.g. `routes[2].gateway: "1.2.3" is not an IP address`.
  */
-import * as v from "valibot";
-import type { ARPNeighbor, Interface, Route as ProtoRoute } from "../gen/types_pb";
-import { IPFamily } from "../gen/types_pb";
-import {
-  defaultDst,
-  type Family,
-  maxPrefix,
-  networkText,
-  type ParsedIp,
-  parseIp,
-  parsePrefix,
-} from "../net/ip";
-import {
-  IFF_NOARP,
-  isManagedLink,
-  NTF_EXT_LEARNED,
-  NTF_ROUTER,
-  NUD,
-  RTNH_F_ONLINK,
-} from "../net/kernel-facts";
-import { type Route, routeKey } from "../net/model";
+import type { ARPNeighbor, Interface } from "../gen/types_pb";
+import { type Family, type ParsedIp, parsePrefix } from "../net/ip";
+import { IFF_NOARP, isManagedLink, NTF_EXT_LEARNED, NTF_ROUTER, NUD } from "../net/kernel-facts";
 import { Code, TtrpcError } from "../ttrpc/codes";
-import { quote } from "../ttrpc/quote";
+import {
+  invalid,
+  validIp as ip,
+  resolveFamily,
+  validateMac,
+  validateMtu,
+  validateName,
+} from "./validate-fields";
 
-/**
- * INVALID_ARGUMENT naming the field and the value, the value quoted short
- * (a long one cut, with its length): the message's size is bounded.
- */
-export function invalid(field: string, value: unknown, why: string): TtrpcError {
-  return new TtrpcError(`${field}: ${quote(value)} ${why}`, Code.INVALID_ARGUMENT);
-}
-
-/** Link names iproute2 and the kernel both take, and nothing that could read as an option. */
-const NameSchema = v.pipe(
-  v.string(),
-  v.minLength(1, "is empty"),
-  v.maxLength(15, "is longer than 15 bytes"),
-  v.regex(
-    /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/,
-    "is not a valid interface name (letters, digits, '_', '.', '-'; not starting with '-' or '.')",
-  ),
-);
-
-const MacSchema = v.pipe(
-  v.string(),
-  v.regex(/^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$/, "is not a MAC address (xx:xx:xx:xx:xx:xx)"),
-);
-
-const MtuSchema = v.pipe(
-  v.number(),
-  v.integer(),
-  v.minValue(68, "is below 68"),
-  v.maxValue(65535, "is above 65535"),
-);
-
-function check<T>(schema: v.GenericSchema<unknown, T>, field: string, value: unknown): T {
-  const r = v.safeParse(schema, value);
-  if (!r.success) throw invalid(field, value, r.issues[0].message);
-  return r.output;
-}
-
-export function validateName(field: string, value: string): string {
-  return check(NameSchema, field, value);
-}
-
-export function validateMac(field: string, value: string): string {
-  const mac = check(MacSchema, field, value).toLowerCase();
-  if (mac === "00:00:00:00:00:00") throw invalid(field, value, "is the loopback's address");
-  return mac;
-}
-
-function ip(field: string, value: string, family?: Family): ParsedIp {
-  const parsed = parseIp(value);
-  if (typeof parsed === "string") throw invalid(field, value, `is not a valid address: ${parsed}`);
-  if (family !== undefined && parsed.family !== family) {
-    throw invalid(field, value, `is IPv${parsed.family} in an IPv${family} entry`);
-  }
-  return parsed;
-}
-
-function protoFamily(field: string, value: number): Family {
-  if (value === IPFamily.v4) return 4;
-  if (value === IPFamily.v6) return 6;
-  throw invalid(field, value, "is not a family (0 = v4, 1 = v6)");
-}
-
-/**
- * The family of an entry: from its addresses when it has any (the field
- * defaults to v4, so an old runtime's IPv6 routes arrive as "v4"); an
- * explicit v6 with IPv4 addresses is an error.
- */
-function resolveFamily(field: string, declared: number, addresses: string[]): Family {
-  const fam = protoFamily(`${field}.family`, declared);
-  const seen = addresses.filter(Boolean).map((a) => (a.includes(":") ? 6 : 4));
-  const first = seen[0];
-  if (first === undefined) return fam;
-  if (fam === 6 && first === 4)
-    throw invalid(`${field}.family`, "v6", "does not match its IPv4 addresses");
-  return first;
-}
-
-const ROUTE_STATE_FLAGS = 0x1 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80; // dead, offload, linkdown, ... (kernel-set)
-
-/** Validates UpdateRoutes' list into model routes (deduplicated, checked for clashes). */
-export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
-  const out: Route[] = [];
-  const byKey = new Map<string, { index: number; route: Route }>();
-  // Tables name a handful of links thousands of times: check each name once.
-  const validNames = new Set<string>();
-  routes.forEach((r, i) => {
-    const f = `routes[${i}]`;
-    if (r.device === "")
-      throw invalid(`${f}.device`, r.device, "is empty: every route needs a link");
-    if (!validNames.has(r.device)) {
-      validateName(`${f}.device`, r.device);
-      validNames.add(r.device);
-    }
-    if (!isManagedLink(r.device))
-      throw invalid(`${f}.device`, r.device, "is not managed (loopback)");
-    const srcText = r.source.includes("/") ? (r.source.split("/")[0] as string) : r.source;
-    const family = resolveFamily(f, r.family, [r.dest.split("/")[0] as string, r.gateway, srcText]);
-
-    let dst = defaultDst(family);
-    if (r.dest !== "") {
-      const [addr = "", len, extra] = r.dest.split("/");
-      if (extra !== undefined) throw invalid(`${f}.dest`, r.dest, "is not a CIDR");
-      const a = ip(`${f}.dest`, addr, family);
-      const prefix = len === undefined ? maxPrefix(family) : parsePrefix(len, family);
-      if (typeof prefix === "string") throw invalid(`${f}.dest`, r.dest, prefix);
-      // Host bits are cleared, as `ip route` does (the Kata agent fails with EINVAL, #5207).
-      dst = `${networkText(a.bytes, prefix)}/${prefix}`;
-    }
-    const gw = r.gateway ? ip(`${f}.gateway`, r.gateway, family) : undefined;
-    // `via 0.0.0.0` (or `::`) makes a route without a gateway; said so here,
-    // the plan matches what the kernel reads back instead of redoing it.
-    const gateway = gw?.bytes.some((b) => b !== 0) ? gw.text : undefined;
-    let prefsrc: string | undefined;
-    if (r.source) {
-      const [addr = "", len] = r.source.split("/");
-      prefsrc = ip(`${f}.source`, addr, family).text;
-      if (len !== undefined && len !== String(maxPrefix(family))) {
-        throw invalid(
-          `${f}.source`,
-          r.source,
-          "is a source prefix; only a preferred source address is supported",
-        );
-      }
-    }
-    if (r.scope > 255) throw invalid(`${f}.scope`, r.scope, "is not a scope (0-255)");
-    if (r.flags > 0xff || (r.flags & ~(RTNH_F_ONLINK | ROUTE_STATE_FLAGS)) !== 0) {
-      throw invalid(`${f}.flags`, r.flags, "has unsupported bits (only onlink = 4 is applied)");
-    }
-    if (r.mtu !== 0) check(MtuSchema, `${f}.mtu`, r.mtu);
-    const route: Route = {
-      family,
-      dst,
-      ...(gateway ? { gateway } : {}),
-      dev: r.device,
-      ...(prefsrc ? { prefsrc } : {}),
-      // IPv6 routes have no scope: the kernel keeps universe whatever is
-      // asked, and a 253 kept here would never match the table read back.
-      scope: family === 4 ? r.scope : 0,
-      metric: family === 4 ? 0 : 1024,
-      onlink: (r.flags & RTNH_F_ONLINK) !== 0,
-      mtu: r.mtu,
-      protocol: "boot",
-      type: "unicast",
-    };
-    // Two links may each hold a route to the same destination (the kernel
-    // makes fe80::/64 on every link); on one link a key holds one route.
-    const key = `${routeKey(route)} ${route.dev}`;
-    const twin = byKey.get(key);
-    if (twin) {
-      if (JSON.stringify(twin.route) === JSON.stringify(route)) return; // exact duplicate: once is enough
-      throw invalid(
-        `${f}.dest`,
-        r.dest || dst,
-        `clashes with routes[${twin.index}]: same destination, metric and device, different route`,
-      );
-    }
-    byKey.set(key, { index: i, route });
-    out.push(route);
-  });
-  return out;
-}
+export { invalid, validateMac, validateName } from "./validate-fields";
+export { validateRoutes } from "./validate-routes";
 
 export interface InterfaceSpec {
   mac: string;
@@ -210,7 +40,7 @@ export function validateInterface(iface: Interface | undefined): InterfaceSpec {
   }
   if (iface.mtu > 65535n) throw invalid("interface.mtu", iface.mtu.toString(), "is above 65535");
   const mtu = Number(iface.mtu);
-  if (mtu !== 0) check(MtuSchema, "interface.mtu", mtu);
+  if (mtu !== 0) validateMtu("interface.mtu", mtu);
   if (iface.devicePath.length > 256 || hasControlChar(iface.devicePath)) {
     throw invalid("interface.devicePath", iface.devicePath, "is not a device path");
   }
