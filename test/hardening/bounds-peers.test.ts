@@ -11,7 +11,6 @@
  * - log volume: 1,000 failed calls quoting a 20 KB value write a bounded
  *   number of short lines, and say how many were suppressed.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { LOG_BURST, LOG_LINES_PER_SEC, MAX_QUEUED_WRITES } from "../../src/agent/limits";
 import { Code } from "../../src/ttrpc/codes";
@@ -20,9 +19,9 @@ import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";
 import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
+import { slowIp } from "./fake-ip";
 import { checkFrame, checkOnFreshConnection, type RawConn, rawConnect, requestFrame } from "./raw";
 
-const REAL_IP = existsSync("/usr/sbin/ip") ? "/usr/sbin/ip" : "/usr/bin/ip";
 let agent: RunningAgent | undefined;
 let ns: Netns | undefined;
 let dir: TempDir | undefined;
@@ -55,16 +54,13 @@ describe("bounds a peer reaches", () => {
   it(`the write queue: more than ${MAX_QUEUED_WRITES} waiting changes are refused; expired ones never start`, async () => {
     ns = await Netns.create("nt-queue");
     dir = tempDir("netagent-queue-");
-    const count = dir.join("runs");
-    const slowIp = dir.join("slow-ip");
-    writeFileSync(count, "");
-    writeFileSync(slowIp, `#!/bin/sh\necho x >> '${count}'\nsleep 0.3\nexec ${REAL_IP} "$@"\n`);
-    chmodSync(slowIp, 0o755);
+    // Every exchange with ip (a one-shot run, or one of a resident session's) takes 0.3 s.
+    const slow = slowIp(dir, 300);
     agent = await startHardenedAgent({
       netns: ns,
-      args: ["--log-level", "error", "--ip-bin", slowIp],
+      args: ["--log-level", "error", "--ip-bin", slow.bin],
     });
-    const before = readFileSync(count, "utf8").split("\n").length - 1;
+    const before = slow.exchanges();
     for (let c = 0; c < 5; c++) conns.push(await rawConnect(agent.socket));
     const timeoutNano = 4e9;
     conns.forEach((c) => {
@@ -99,7 +95,7 @@ describe("bounds a peer reaches", () => {
     // Each change that starts runs ip at least once (0.3 s each): the ones whose
     // deadline passed while they waited were answered without running.
     await new Promise((r) => setTimeout(r, 1000));
-    const runs = readFileSync(count, "utf8").split("\n").length - 1 - before;
+    const runs = slow.exchanges() - before;
     console.log(`160 queued changes: ${JSON.stringify(codes)}; ip runs ${runs}`);
     expect(codes.DEADLINE_EXCEEDED).toBeGreaterThan(50);
     expect(runs).toBeLessThan(40);

@@ -1,15 +1,15 @@
 /**
  * A stand-in `ip` (for the agent's --ip-bin) with faults chosen by files in its
  * directory, so one agent can be driven through several of them. It runs
- * the real iproute2 in the agent's netns, so the kernel state stays real.
- * A write is a batch that changes something ({@link CLASSIFY}); restores
+ * the real iproute2 in the agent's netns, so the kernel state stays real,
+ * and speaks the resident-session protocol as well as one-shot runs
+ * (ip-standin/exchanges.ts): each fault applies to one exchange. A write is
+ * an exchange that changes something (by what its lines do); restores
  * (`-force`) and reads pass through untouched unless a fault names them.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { TempDir } from "../helpers/tmp";
-import { CLASSIFY } from "./fake-ip";
-
-const REAL_IP = existsSync("/usr/sbin/ip") ? "/usr/sbin/ip" : "/usr/bin/ip";
+import { writeStandin } from "./ip-standin/config";
 
 export interface FaultyIp {
   bin: string;
@@ -27,51 +27,10 @@ export interface FaultyIp {
   failedReads(): number;
 }
 
+/** Each fault is a file named `faulty-` + fault in `dir`; ip-standin/main.ts reads them. */
 export function faultyIp(dir: TempDir): FaultyIp {
   const f = (name: string) => dir.join(`faulty-${name}`);
-  const bin = f("ip");
-  writeFileSync(
-    bin,
-    `#!/bin/bash
-${CLASSIFY}
-is_read=0; (( !is_batch || changes == 0 )) && is_read=1
-if [[ $is_read == 1 && -s '${f("read-fails")}' ]]; then
-  n=$(cat '${f("read-fails")}')
-  if (( n > 0 )); then
-    echo $(( n - 1 )) > '${f("read-fails")}'
-    echo x >> '${f("failed-reads")}'
-    echo "Dump was interrupted and may be inconsistent." >&2
-    exit 1
-  fi
-fi
-if [[ $is_write == 0 ]]; then pass "$@"; fi
-if [[ -e '${f("before")}' ]]; then
-  '${REAL_IP}' -force -batch '${f("before")}' >/dev/null 2>&1
-  rm -f '${f("before")}'
-fi
-n=$(printf '%s' "$input" | grep -c '')
-if [[ -e '${f("wedge")}' ]]; then
-  rm -f '${f("wedge")}'
-  printf '%s' "$input" | head -n $(( n / 2 )) | '${REAL_IP}' "$@" >/dev/null 2>&1
-  echo $$ > '${f("pid")}'
-  exec sleep 600
-fi
-if [[ -s '${f("die")}' ]]; then
-  k=$(cat '${f("die")}'); rm -f '${f("die")}'
-  if (( n >= k )); then
-    printf '%s' "$input" | head -n $(( k - 1 )) | '${REAL_IP}' "$@"
-    echo $$ > '${f("pid")}'
-    [[ -s '${f("arm-reads")}' ]] && mv '${f("arm-reads")}' '${f("read-fails")}'
-    kill -KILL $$
-  fi
-fi
-printf '%s' "$input" | '${REAL_IP}' "$@"
-rc=$?
-if (( rc != 0 )) && [[ -s '${f("arm-reads")}' ]]; then mv '${f("arm-reads")}' '${f("read-fails")}'; fi
-exit $rc
-`,
-  );
-  chmodSync(bin, 0o755);
+  const bin = writeStandin(f("ip"), { kind: "faulty", prefix: dir.join("faulty-") });
   return {
     bin,
     dieOnLine: (k) => writeFileSync(f("die"), String(k)),
