@@ -26,7 +26,8 @@
  *   with the same key, link and gateway: such a leftover is deleted just
  *   before the append, the one delete that is not last.
  */
-import { type Route, routeIdentity, routeKey } from "./model";
+import { type Route, routeKey } from "./model";
+import { IdentityIndex } from "./route-index";
 
 export type RouteOp =
   /** `overwrites`: the current route the kernel will overwrite (same key), if any. */
@@ -105,31 +106,31 @@ export function planRoutes(
   const kernel = exact ? [] : (options.kernel ?? []).filter((k) => owned(k) && !supersedes(k));
   const target = [...kernel, ...desired];
 
-  // Each route's identity is built once (10,000 routes: building and hashing
-  // these strings was most of a no-change plan's time).
-  const targetIdList = target.map((r) => routeIdentity(r, exact));
-  const targetIds = new Set(targetIdList);
-  const managedIds = managed.map((r) => routeIdentity(r, exact));
-  const recreate = restore ? hitByDeletes(managed, targetIds) : new Set<Route>();
+  // Identities are compared field by field among routes of the same
+  // destination (route-index.ts): no identity string is built.
+  const inTarget = new IdentityIndex(target, exact);
+  const recreate = restore ? hitByDeletes(managed, inTarget) : new Set<Route>();
+  const kept = recreate.size === 0 ? managed : managed.filter((r) => !recreate.has(r));
+  const inCurrent = new IdentityIndex(kept, exact);
   // Only ever asked of managed routes (callers check `owned` first).
   const staying = new Set<Route>();
-  const currentIds = new Set<string>();
-  managed.forEach((r, i) => {
-    if (recreate.has(r)) return;
-    const id = managedIds[i] as string;
-    currentIds.add(id);
-    if (targetIds.has(id)) staying.add(r);
-  });
+  for (const r of kept) if (inTarget.has(r)) staying.add(r);
   const stays = (r: Route) => staying.has(r);
 
-  // Current routes by key: `replace` overwrites within a key, whatever the link.
-  const byKey = new Map<string, Route[]>();
-  for (const r of current) {
-    const k = routeKey(r);
-    const list = byKey.get(k);
-    if (list) list.push(r);
-    else byKey.set(k, [r]);
-  }
+  // Current routes by key: `replace` overwrites within a key, whatever the
+  // link. Built when a route is missing (a call that changes nothing needs none).
+  let byKeyMap: Map<string, Route[]> | undefined;
+  const byKey = () => {
+    if (byKeyMap) return byKeyMap;
+    byKeyMap = new Map();
+    for (const r of current) {
+      const k = routeKey(r);
+      const list = byKeyMap.get(k);
+      if (list) list.push(r);
+      else byKeyMap.set(k, [r]);
+    }
+    return byKeyMap;
+  };
   // `replace` overwrites the first route with its key, whatever its link. A
   // route of another link that goes (stale, or superseded on its own link)
   // stays until the deletes at the end: that link's gateways may be reached
@@ -137,8 +138,13 @@ export function planRoutes(
   // appended instead, and the victim deleted by name last.
   const keptUntilEnd = (victim: Route, by: Route) => !exact && victim.dev !== by.dev;
   // Keys held by a route that stays: a `replace` there would overwrite it.
-  const held = new Set<string>();
-  for (const r of staying) held.add(routeKey(r));
+  let heldSet: Set<string> | undefined;
+  const held = () => {
+    if (heldSet) return heldSet;
+    heldSet = new Set();
+    for (const r of staying) heldSet.add(routeKey(r));
+    return heldSet;
+  };
   // Current routes the plan already accounts for (overwritten or deleted early).
   const overwritten = new Set<Route>();
   const withoutGateway: RouteOp[] = [];
@@ -154,15 +160,16 @@ export function planRoutes(
     : indices;
   for (const i of order) {
     const route = target[i] as Route;
-    if (currentIds.has(targetIdList[i] as string)) continue;
+    if (inCurrent.has(route)) continue;
     const key = routeKey(route);
-    const sameKey = byKey.get(key) ?? [];
+    const sameKey = byKey().get(key) ?? [];
     let ops = route.gateway ? withGateway : withoutGateway;
     let op: RouteOp;
+    const isHeld = held().has(key);
     // A restore deletes every route it does not keep first: nothing left to overwrite.
-    const victim = held.has(key) || restore ? undefined : firstWithKey(sameKey, route);
-    if (held.has(key) || (victim && keptUntilEnd(victim, route))) {
-      held.add(key);
+    const victim = isHeld || restore ? undefined : firstWithKey(sameKey, route);
+    if (isHeld || (victim && keptUntilEnd(victim, route))) {
+      held().add(key);
       // IPv6 refuses a second route with the same key, link and gateway
       // ("File exists") and `replace` cannot choose what it overwrites, so
       // a leftover twin goes just before the append (the only early delete).
@@ -184,7 +191,7 @@ export function planRoutes(
       }
       op = { op: "append", route };
     } else {
-      held.add(key);
+      held().add(key);
       op = { op: "replace", route };
       if (victim) {
         overwritten.add(victim);
@@ -263,13 +270,13 @@ export function routesAfter(
  * deletes the first route that matches. A restore deletes these too and
  * puts them back. Closed: their own deletes may hit others.
  */
-function hitByDeletes(managed: readonly Route[], keep: ReadonlySet<string>): Set<Route> {
+function hitByDeletes(managed: readonly Route[], keep: IdentityIndex): Set<Route> {
   const hit = new Set<Route>();
-  let goes = managed.filter((r) => !keep.has(routeIdentity(r, true)));
+  let goes = managed.filter((r) => !keep.has(r));
   while (goes.length > 0) {
     const next: Route[] = [];
     for (const r of managed) {
-      if (hit.has(r) || !keep.has(routeIdentity(r, true))) continue;
+      if (hit.has(r) || !keep.has(r)) continue;
       if (goes.some((d) => deleteMatches(d, r))) {
         hit.add(r);
         next.push(r);

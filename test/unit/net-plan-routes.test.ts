@@ -9,6 +9,7 @@ import { impliedKernelRoutes } from "../../src/net/kernel-routes";
 import { type Link, type Route, routeIdentity, routeKey, SCOPE_LINK } from "../../src/net/model";
 import { planRoutes, type RouteOp } from "../../src/net/plan-routes";
 import { contains, RouteSim } from "../support/route-sim";
+import { planRoutes as planRoutesV1 } from "./oracle/plan-routes-v1";
 
 const LINKS = ["eth0", "eth1", "eth2"] as const;
 
@@ -373,6 +374,77 @@ const K4 = (dst: string, dev: string, prefsrc: string) =>
 const K6 = (dst: string, dev: string) =>
   R({ family: 6, dst, dev, metric: 256, protocol: "kernel" });
 const opLine = (o: RouteOp) => `${o.op} ${o.route.dst} ${o.route.dev}`;
+
+describe("planRoutes against the planner it replaced (identity strings; oracle/plan-routes-v1.ts)", () => {
+  it("(f) the same operations, in the same order, in every mode", () => {
+    fc.assert(
+      fc.property(arbScenario, fc.nat(), (s, cut) => {
+        const forward = planRoutesV1(s.current, s.desired, { kernel: s.kernel });
+        const half = simulate(s, s.current, forward.slice(0, cut % (forward.length + 1))).routes;
+        const cases: [Route[], Route[], Parameters<typeof planRoutes>[2]][] = [
+          [s.current, s.desired, { kernel: s.kernel }],
+          [s.current, s.desired, { kernel: s.kernel, keepLinkless: true }],
+          [half, s.desired, { kernel: s.kernel }],
+          [s.current, s.desired, {}],
+          [half, s.current, ROLLBACK],
+          [s.desired, s.current, ROLLBACK],
+          [s.current, half, { exact: true }],
+        ];
+        for (const [from, to, options] of cases) {
+          const want = planRoutesV1(from, to, options);
+          same(planRoutes(from, to, options), want, () =>
+            JSON.stringify({ options, from, to, want }, null, 1),
+          );
+        }
+      }),
+      { numRuns: Math.max(RUNS.numRuns, 3000) },
+    );
+  });
+
+  it("(f') the same operations when a desired route differs from a current one in one attribute", () => {
+    const tweak = (r: Route, field: number): Route => {
+      switch (field % 9) {
+        case 0:
+          return { ...r, onlink: !r.onlink };
+        case 1:
+          return { ...r, mtu: r.mtu + 1 };
+        case 2:
+          return { ...r, scope: r.scope === 0 ? SCOPE_LINK : 0 };
+        case 3:
+          return { ...r, metric: r.metric + 1 };
+        case 4:
+          return { ...r, protocol: r.protocol === "boot" ? "static" : "boot" };
+        case 5:
+          return { ...r, type: r.type === "unicast" ? "blackhole" : "unicast" };
+        case 6: {
+          const { prefsrc, ...rest } = r;
+          return prefsrc === undefined ? { ...r, prefsrc: "10.0.0.2" } : rest;
+        }
+        case 7: {
+          const { gateway, ...rest } = r;
+          return gateway === undefined ? { ...r, gateway: "10.0.0.1" } : rest;
+        }
+        default:
+          return { ...r, dev: r.dev === "eth0" ? "eth1" : "eth0" };
+      }
+    };
+    fc.assert(
+      fc.property(arbScenario, fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 4 }), (s, t) => {
+        if (s.current.length === 0) return;
+        const changed = t.map(([i, f]) => tweak(s.current[i % s.current.length] as Route, f));
+        for (const desired of [changed, [...s.desired, ...changed]]) {
+          for (const options of [{ kernel: s.kernel }, { exact: true }, ROLLBACK]) {
+            const want = planRoutesV1(s.current, desired, options);
+            same(planRoutes(s.current, desired, options), want, () =>
+              JSON.stringify({ options, current: s.current, desired, want }, null, 1),
+            );
+          }
+        }
+      }),
+      { numRuns: Math.max(RUNS.numRuns, 3000) },
+    );
+  });
+});
 
 describe("planRoutes examples", () => {
   it("PTP: the subnet route via the gateway replaces the kernel's, the /32 to the gateway goes first", () => {

@@ -1,0 +1,54 @@
+/**
+ * Routes by destination, to ask whether a route with the identity of
+ * another is among them without building identity strings: over 10,000
+ * routes, building, flattening and hashing those strings (routeIdentity)
+ * was most of a plan's time, while each route's `dst` text is already at
+ * hand and few routes share one.
+ */
+import type { Route } from "./model";
+
+/**
+ * Whether `routeIdentity(a, withProtocol) === routeIdentity(b, withProtocol)`
+ * (model.ts), field by field: an absent gateway or source equals "", as there.
+ */
+export function sameIdentity(a: Route, b: Route, withProtocol: boolean): boolean {
+  return (
+    a.dst === b.dst &&
+    a.dev === b.dev &&
+    (a.gateway ?? "") === (b.gateway ?? "") &&
+    a.family === b.family &&
+    a.type === b.type &&
+    (a.prefsrc ?? "") === (b.prefsrc ?? "") &&
+    a.scope === b.scope &&
+    a.metric === b.metric &&
+    a.onlink === b.onlink &&
+    a.mtu === b.mtu &&
+    (!withProtocol || a.protocol === b.protocol)
+  );
+}
+
+/** A set of routes answering "is a route with this identity in it?". */
+export class IdentityIndex {
+  private readonly byDst = new Map<string, Route | Route[]>();
+
+  constructor(
+    routes: Iterable<Route>,
+    private readonly withProtocol: boolean,
+  ) {
+    for (const r of routes) {
+      const there = this.byDst.get(r.dst);
+      if (there === undefined) this.byDst.set(r.dst, r);
+      else if (Array.isArray(there)) there.push(r);
+      else this.byDst.set(r.dst, [there, r]);
+    }
+  }
+
+  /** Whether a route with the identity of `r` is in the set. */
+  has(r: Route): boolean {
+    const there = this.byDst.get(r.dst);
+    if (there === undefined) return false;
+    if (!Array.isArray(there)) return sameIdentity(there, r, this.withProtocol);
+    for (const t of there) if (sameIdentity(t, r, this.withProtocol)) return true;
+    return false;
+  }
+}
