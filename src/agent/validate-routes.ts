@@ -8,9 +8,16 @@
  * version it replaced, answer for answer and error for error.
  */
 import { IPFamily, type Route as ProtoRoute } from "../gen/types_pb";
-import { defaultDst, type Family, maxPrefix, networkText, parsePrefix } from "../net/ip";
+import {
+  defaultDst,
+  type Family,
+  isNetwork4,
+  maxPrefix,
+  networkText,
+  parsePrefix,
+} from "../net/ip";
 import { isManagedLink, RTNH_F_ONLINK } from "../net/kernel-facts";
-import type { Route } from "../net/model";
+import { makeRoute, type Route } from "../net/model";
 import { invalid, protoFamily, validateMtu, validateName, validIp } from "./validate-fields";
 
 const ROUTE_STATE_FLAGS = 0x1 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80; // dead, offload, linkdown, ... (kernel-set)
@@ -24,16 +31,6 @@ function prefixFamily(s: string): Family | undefined {
   if (slash === 0 || s === "") return undefined;
   const colon = s.indexOf(":");
   return colon >= 0 && (slash < 0 || colon < slash) ? 6 : 4;
-}
-
-/** Whether an IPv4 address has no bits set past `prefix`: it is its own network. */
-function isNetwork4(bytes: readonly number[], prefix: number): boolean {
-  for (let i = 0; i < 4; i++) {
-    const bits = Math.max(0, Math.min(8, prefix - i * 8));
-    const b = bytes[i] as number;
-    if ((b & ((0xff << (8 - bits)) & 0xff)) !== b) return false;
-  }
-  return true;
 }
 
 function allZero(bytes: readonly number[]): boolean {
@@ -60,33 +57,6 @@ function canonicalDest(i: number, dest: string, family: Family): string {
     return a.text === addr && len === String(prefix) ? dest : `${a.text}/${prefix}`;
   }
   return `${networkText(a.bytes, prefix)}/${prefix}`;
-}
-
-/** A route with the model's key order (gateway and prefsrc present only when set). */
-function makeRoute(
-  family: Family,
-  dst: string,
-  gateway: string | undefined,
-  dev: string,
-  prefsrc: string | undefined,
-  scope: number,
-  onlink: boolean,
-  mtu: number,
-): Route {
-  // IPv6 routes have no scope: the kernel keeps universe whatever is
-  // asked, and a 253 kept here would never match the table read back.
-  const s = family === 4 ? scope : 0;
-  const metric = family === 4 ? 0 : 1024;
-  const protocol = "boot";
-  const type = "unicast";
-  if (gateway !== undefined) {
-    return prefsrc !== undefined
-      ? { family, dst, gateway, dev, prefsrc, scope: s, metric, onlink, mtu, protocol, type }
-      : { family, dst, gateway, dev, scope: s, metric, onlink, mtu, protocol, type };
-  }
-  return prefsrc !== undefined
-    ? { family, dst, dev, prefsrc, scope: s, metric, onlink, mtu, protocol, type }
-    : { family, dst, dev, scope: s, metric, onlink, mtu, protocol, type };
 }
 
 /** Validates UpdateRoutes' list into model routes (deduplicated, checked for clashes). */
@@ -146,7 +116,22 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
     }
     if (r.mtu !== 0) validateMtu(at(i, "mtu"), r.mtu);
     const onlink = (r.flags & RTNH_F_ONLINK) !== 0;
-    const route = makeRoute(family, dst, gateway, r.device, prefsrc, r.scope, onlink, r.mtu);
+    // IPv6 routes have no scope: the kernel keeps universe whatever is
+    // asked, and a 253 kept here would never match the table read back.
+    const v4 = family === 4;
+    const route = makeRoute(
+      family,
+      dst,
+      gateway,
+      r.device,
+      prefsrc,
+      v4 ? r.scope : 0,
+      v4 ? 0 : 1024,
+      onlink,
+      r.mtu,
+      "boot",
+      "unicast",
+    );
     // Two links may each hold a route to the same destination (the kernel
     // makes fe80::/64 on every link); on one link a key holds one route.
     let onDev = byDevDst.get(r.device);

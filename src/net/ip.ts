@@ -63,12 +63,32 @@ export function maxPrefix(family: Family): number {
   return family === 4 ? 32 : 128;
 }
 
+/** Whether `text` is one to three decimal digits (what /^\d{1,3}$/ matches), without a regex. */
+export function isDigits3(text: string): boolean {
+  if (text.length === 0 || text.length > 3) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
 /** Parses a decimal prefix length "0".."32"/"128"; returns a reason on failure. */
 export function parsePrefix(text: string, family: Family): number | string {
-  if (!/^\d{1,3}$/.test(text)) return "not a prefix length";
+  if (!isDigits3(text)) return "not a prefix length";
   const n = Number(text);
   if (n > maxPrefix(family)) return `prefix length above ${maxPrefix(family)}`;
   return n;
+}
+
+/** Whether an IPv4 address has no bits set past `prefix`: it is its own network. */
+export function isNetwork4(bytes: readonly number[], prefix: number): boolean {
+  for (let i = 0; i < 4; i++) {
+    const bits = Math.max(0, Math.min(8, prefix - i * 8));
+    const b = bytes[i] as number;
+    if ((b & ((0xff << (8 - bits)) & 0xff)) !== b) return false;
+  }
+  return true;
 }
 
 /** The network address of `bytes/prefix` (host bits cleared), as canonical text. */

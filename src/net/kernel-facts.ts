@@ -4,7 +4,15 @@
  * as raw numbers), which link the agent never manages, and how a route's
  * destination is written canonically.
  */
-import { defaultDst, type Family, maxPrefix, networkText, parseIp } from "./ip";
+import {
+  defaultDst,
+  type Family,
+  isDigits3,
+  isNetwork4,
+  maxPrefix,
+  networkText,
+  parseIp,
+} from "./ip";
 
 /** rtnh_flags: the gateway is on the link, no route to it is needed (`onlink`). */
 export const RTNH_F_ONLINK = 0x4;
@@ -44,9 +52,14 @@ export function isManagedLink(name: string): boolean {
 export function canonicalDst(dest: string, family: Family): string | undefined {
   if (dest === "" || dest === "default") return defaultDst(family);
   const slash = dest.indexOf("/");
-  const ip = parseIp(slash < 0 ? dest : dest.slice(0, slash));
+  const addr = slash < 0 ? dest : dest.slice(0, slash);
+  const ip = parseIp(addr);
   if (typeof ip === "string" || ip.family !== family) return undefined;
   const len = slash < 0 ? String(maxPrefix(family)) : dest.slice(slash + 1);
-  if (!/^\d{1,3}$/.test(len) || Number(len) > maxPrefix(family)) return undefined;
-  return `${networkText(ip.bytes, Number(len))}/${len}`;
+  const prefix = Number(len);
+  if (!isDigits3(len) || prefix > maxPrefix(family)) return undefined;
+  // A network written canonically is its own answer: no new string for each
+  // of the 10,000 routes read back (an IPv4 address's text is its dotted quad).
+  if (slash >= 0 && family === 4 && ip.text === addr && isNetwork4(ip.bytes, prefix)) return dest;
+  return `${networkText(ip.bytes, prefix)}/${len}`;
 }

@@ -5,7 +5,7 @@
  */
 import { type Family, familyOf } from "./ip";
 import { canonicalDst } from "./kernel-facts";
-import type { Address, Link, Neighbor, Route } from "./model";
+import { type Address, type Link, makeRoute, type Neighbor, type Route } from "./model";
 import { parseTable } from "./tables";
 
 type Json = Record<string, unknown>;
@@ -21,6 +21,44 @@ const SCOPES: Record<string, number> = {
 
 /** Splits the concatenated top-level JSON values that `ip -json -batch` prints. */
 export function splitJsonDocuments(text: string): unknown[] {
+  return splitLines(text) ?? scanDocuments(text);
+}
+
+/**
+ * iproute2 prints each document on a line of its own: one JSON.parse per
+ * line, without looking at every character in JavaScript first (10,000
+ * routes are 1.3 MB). Undefined unless every line is blank or one whole
+ * JSON array or object; then the scan below decides, with the same result
+ * wherever this one gives any (a whole value's brackets balance only at its end).
+ */
+function splitLines(text: string): unknown[] | undefined {
+  const docs: unknown[] = [];
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    let first = start;
+    while (first < end && isJsonSpace(text.charCodeAt(first))) first++;
+    if (first < end) {
+      const c = text.charCodeAt(first);
+      if (c !== 0x5b && c !== 0x7b) return undefined;
+      try {
+        docs.push(JSON.parse(text.slice(first, end)));
+      } catch {
+        return undefined;
+      }
+    }
+    start = end + 1;
+  }
+  return docs;
+}
+
+/** Space, tab, carriage return (a line feed ends the line): JSON's whitespace. */
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0d;
+}
+
+/** The values at depth 0, found by their brackets outside strings. */
+function scanDocuments(text: string): unknown[] {
   const docs: unknown[] = [];
   let depth = 0;
   let start = -1;
@@ -49,6 +87,13 @@ function asArray(doc: unknown): Json[] {
 
 function str(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
+}
+
+/** asArray(v)[0] without the filtered copy. */
+function firstObject(v: unknown): Json | undefined {
+  if (!Array.isArray(v)) return undefined;
+  for (const x of v) if (x && typeof x === "object") return x as Json;
+  return undefined;
 }
 
 /** Links with their addresses, from `ip -json -details addr show`. */
@@ -109,9 +154,11 @@ function parseDst(dst: string, family: Family): string | undefined {
  * Multipath routes (with `nexthops`) keep their first hop's device only.
  */
 export function parseRoutes(doc: unknown, knownFamily?: Family): Route[] {
-  return parseRouteList(doc, knownFamily, (table) => table === undefined || table === "main").map(
-    (e) => e.route,
-  );
+  const out: Route[] = [];
+  parseRouteList(doc, knownFamily, (route, table) => {
+    if (table === undefined || table === "main") out.push(route);
+  });
+  return out;
 }
 
 /**
@@ -121,54 +168,50 @@ export function parseRoutes(doc: unknown, knownFamily?: Family): Route[] {
  */
 export function parseAllTableRoutes(doc: unknown): Route[] {
   const out: Route[] = [];
-  for (const { route: r, table: name } of parseRouteList(doc, undefined, () => true)) {
+  parseRouteList(doc, undefined, (r, name) => {
     const table = parseTable(name ?? "main");
-    if (table === undefined) continue;
+    if (table === undefined) return;
     out.push({
       ...r,
       table,
       dev: r.type !== "unicast" && r.dev === "lo" && r.family === 6 ? "" : r.dev,
     });
-  }
+  });
   return out;
 }
 
+/** Calls `each` with every route of `doc` and its table's name, in order. */
 function parseRouteList(
   doc: unknown,
   knownFamily: Family | undefined,
-  keep: (table: string | undefined) => boolean,
-): { route: Route; table: string | undefined }[] {
-  const routes: { route: Route; table: string | undefined }[] = [];
+  each: (route: Route, table: string | undefined) => void,
+): void {
   for (const r of asArray(doc)) {
     const rawDst = str(r.dst);
     if (rawDst === undefined) continue;
     const family = knownFamily ?? routeFamily(r, rawDst);
     const dst = parseDst(rawDst, family);
     if (dst === undefined) continue;
-    const table = str(r.table);
-    if (!keep(table)) continue;
     const flags = Array.isArray(r.flags) ? r.flags : [];
-    const metrics = asArray(r.metrics)[0];
+    const metrics = firstObject(r.metrics);
     const gateway = str(r.gateway);
-    const prefsrc = str(r.prefsrc);
     let dev = str(r.dev) ?? "";
-    if (!dev) dev = str(asArray(r.nexthops)[0]?.dev) ?? "";
-    const route: Route = {
+    if (!dev) dev = str(firstObject(r.nexthops)?.dev) ?? "";
+    const route = makeRoute(
       family,
       dst,
-      ...(gateway !== undefined && familyOf(gateway) === family ? { gateway } : {}),
+      gateway !== undefined && familyOf(gateway) === family ? gateway : undefined,
       dev,
-      ...(prefsrc !== undefined ? { prefsrc } : {}),
-      scope: parseScope(r.scope),
-      metric: typeof r.metric === "number" ? r.metric : 0,
-      onlink: flags.includes("onlink"),
-      mtu: typeof metrics?.mtu === "number" ? metrics.mtu : 0,
-      protocol: r.protocol === undefined ? "boot" : String(r.protocol),
-      type: str(r.type) ?? "unicast",
-    };
-    routes.push({ route, table });
+      str(r.prefsrc),
+      parseScope(r.scope),
+      typeof r.metric === "number" ? r.metric : 0,
+      flags.includes("onlink"),
+      typeof metrics?.mtu === "number" ? metrics.mtu : 0,
+      r.protocol === undefined ? "boot" : String(r.protocol),
+      str(r.type) ?? "unicast",
+    );
+    each(route, str(r.table));
   }
-  return routes;
 }
 
 /**

@@ -1,0 +1,118 @@
+/**
+ * The parser of `ip -json` output against the version it replaced
+ * (test/unit/oracle/parse-ip-json-v1.ts): the document splitter on random
+ * texts (documents a line each, several on a line, pretty-printed ones,
+ * garbage, truncation), the route lists on random route objects, and
+ * canonicalDst on random destinations: the same values or the same error.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalDst } from "../../src/net/kernel-facts";
+import { parseAllTableRoutes, parseRoutes, splitJsonDocuments } from "../../src/net/parse-ip-json";
+import * as v1 from "./oracle/parse-ip-json-v1";
+
+function outcome(f: () => unknown): unknown {
+  try {
+    // JSON keeps the key order: the same objects built the same way.
+    return { ok: JSON.stringify(f()) };
+  } catch (err) {
+    return { error: (err as Error).name, message: (err as Error).message };
+  }
+}
+
+const addr = fc.oneof(
+  fc.constantFrom(
+    "10.1.2.0",
+    "10.1.2.3",
+    "0.0.0.0",
+    "010.0.0.0",
+    "1.2.3",
+    "2001:db8::",
+    "2001:db8::1",
+    "fe80::1",
+    "::",
+    "::ffff:1.2.3.4",
+    "default",
+    "",
+    "x",
+  ),
+  fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((b) => b.join(".")),
+);
+const dst = fc.oneof(
+  addr,
+  fc
+    .tuple(addr, fc.constantFrom("/0", "/8", "/24", "/32", "/024", "/33", "/64", "/128", "/", "/x"))
+    .map(([a, s]) => a + s),
+  fc.string({ maxLength: 8 }),
+);
+
+const routeObject = fc.record(
+  {
+    type: fc.constantFrom("unicast", "local", "broadcast", "blackhole", "unreachable", 3),
+    dst,
+    gateway: fc.oneof(addr, fc.constant(7)),
+    dev: fc.constantFrom("eth0", "eth1", "lo", ""),
+    table: fc.constantFrom("main", "local", "100", "bogus", 5),
+    protocol: fc.constantFrom("kernel", "boot", "static", 99),
+    scope: fc.constantFrom("global", "link", "host", "253", "x", 200),
+    metric: fc.constantFrom(0, 100, 1024, "7"),
+    prefsrc: fc.oneof(addr, fc.constant(null)),
+    flags: fc.oneof(fc.constantFrom([], ["onlink"], ["linkdown", "onlink"]), fc.constant("onlink")),
+    pref: fc.constantFrom("medium", "high"),
+    metrics: fc.constantFrom([], [{ mtu: 1400 }], [null, { mtu: 9000 }], [{ mtu: "x" }], {}),
+    nexthops: fc.constantFrom([{ dev: "eth2" }], [null, { dev: "eth3" }], [{}], "x"),
+  },
+  { requiredKeys: [] },
+);
+const routeDoc = fc.array(fc.oneof(routeObject, fc.constantFrom(null, 1, "x", [])), {
+  maxLength: 8,
+});
+
+describe("ip -json parsing against the version it replaced", () => {
+  it("route lists: parseRoutes (both families, or one known) and parseAllTableRoutes", () => {
+    fc.assert(
+      fc.property(routeDoc, fc.constantFrom(undefined, 4 as const, 6 as const), (doc, fam) => {
+        expect(outcome(() => parseRoutes(doc, fam))).toStrictEqual(
+          outcome(() => v1.parseRoutes(doc, fam)),
+        );
+        expect(outcome(() => parseAllTableRoutes(doc))).toStrictEqual(
+          outcome(() => v1.parseAllTableRoutes(doc)),
+        );
+      }),
+      { numRuns: 10_000 },
+    );
+  });
+
+  it("canonicalDst on random destinations of both families", () => {
+    fc.assert(
+      fc.property(dst, fc.constantFrom(4 as const, 6 as const), (d, fam) => {
+        expect(canonicalDst(d, fam)).toBe(v1.canonicalDst(d, fam));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it("splitJsonDocuments on texts made of documents, whitespace and garbage", () => {
+    const json = fc.oneof(
+      routeDoc.map((d) => JSON.stringify(d)),
+      routeDoc.map((d) => JSON.stringify(d, null, 1)), // documents over several lines
+      fc.json(),
+      fc.constantFrom('["a\\"]"]', '{"x":"[{"}', "[", "]", "}{", '"', "\\", "x"),
+    );
+    const piece = fc.oneof(
+      json,
+      json,
+      fc.constantFrom("\n", "\n", " ", "\t", "\r\n", "\n\n"),
+      fc.string({ maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), fc.boolean(), (pieces, newlines) => {
+        const text = pieces.join(newlines ? "\n" : "");
+        expect(outcome(() => splitJsonDocuments(text))).toStrictEqual(
+          outcome(() => v1.splitJsonDocuments(text)),
+        );
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+});
