@@ -19,6 +19,8 @@ export interface AgentConfig {
   shutdownGraceMs: number;
   /** A stand-in for iproute2's `ip` (tests only; init never passes it); unset = `ip` from PATH. */
   ipBin?: string;
+  /** Keep one resident ip for small changes and reads (ip-session.ts); off: a process per run. */
+  ipSession: boolean;
   /** vsock peers served (by CID); unset = any, as Kata's agent. */
   vsockAllowCids?: ReadonlySet<number>;
   /** Milliseconds a peer may stall (half a frame, answers unread); unset = the server's default. */
@@ -40,7 +42,7 @@ export class ConfigError extends Error {
 export const USAGE = `usage: netagent [--listen ADDR] [--log-level LEVEL] [--max-connections N]
                 [--stall-timeout-ms MS] [--idle-timeout-ms MS]
                 [--vsock-allow-cid CID[,CID...]]
-                [--ip-bin PATH]
+                [--ip-bin PATH] [--ip-session on|off]
 
 Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
 
@@ -57,6 +59,8 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
                         comma list; e.g. 2, the host); default any, as Kata
   --ip-bin PATH         run this executable instead of iproute2's ip (tests; no
                         environment variable does this)
+  --ip-session on|off   keep one resident \`ip -batch\` for small changes and
+                        reads (default on); off starts a process for each
   --version, --help
 
 The kernel command line may set agent.server_addr=ADDR and agent.log=LEVEL;
@@ -85,6 +89,7 @@ interface Raw {
   stallTimeoutMs?: string;
   idleTimeoutMs?: string;
   ipBin?: string;
+  ipSession?: string;
 }
 
 /** Flags that may be given more than once (their values are collected). */
@@ -125,6 +130,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
         "--stall-timeout-ms": "stallTimeoutMs",
         "--idle-timeout-ms": "idleTimeoutMs",
         "--ip-bin": "ipBin",
+        "--ip-session": "ipSession",
       } as const
     )[name];
     const list = ({ "--vsock-allow-cid": "vsockAllowCid" } as const)[name];
@@ -185,6 +191,11 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       `--ip-bin: invalid value ${JSON.stringify(fromFlags.ipBin)} (expected an absolute path)`,
     );
   }
+  if (fromFlags.ipSession !== undefined && !["on", "off"].includes(fromFlags.ipSession)) {
+    throw new ConfigError(
+      `--ip-session: invalid value ${JSON.stringify(fromFlags.ipSession)} (expected on or off)`,
+    );
+  }
   let vsockAllowCids: Set<number> | undefined;
   if (lists.vsockAllowCid.length > 0) {
     if (listen.kind !== "vsock") {
@@ -204,6 +215,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       logLevel: level.output,
       maxConnections: max.output,
       shutdownGraceMs: 5000,
+      ipSession: fromFlags.ipSession !== "off",
       ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
       ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
       ...(fromFlags.ipBin === undefined ? {} : { ipBin: fromFlags.ipBin }),

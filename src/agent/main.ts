@@ -8,6 +8,7 @@ import { AgentService } from "../gen/agent_pb";
 import { Health } from "../gen/health_pb";
 import { Network } from "../gen/network_pb";
 import { IpRunner } from "../net/ip-runner";
+import { IpSession } from "../net/ip-session";
 import { IptablesRunner } from "../net/iptables-runner";
 import { Semaphore } from "../net/semaphore";
 import { SysctlFs } from "../net/sysctl-fs";
@@ -63,10 +64,16 @@ async function listen(address: AgentAddress, text: string, accept: Acceptor): Pr
 }
 
 /** Builds the method table of everything the agent serves. */
-export function buildRegistry(log: Logger, ipBin?: string): ServiceRegistry {
+export function buildRegistry(log: Logger, ipBin = "ip", ipSession = true): ServiceRegistry {
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue();
-  const ip = new IpRunner(ipBin, undefined, undefined, new Semaphore(MAX_IP_PROCESSES));
+  const ip = new IpRunner(
+    ipBin,
+    undefined,
+    undefined,
+    new Semaphore(MAX_IP_PROCESSES),
+    ipSession ? new IpSession(ipBin) : undefined,
+  );
   return new ServiceRegistry()
     .register(Health, healthService)
     .register(AgentService, {
@@ -113,7 +120,7 @@ async function main(argv: string[]): Promise<number> {
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
   const server = new AgentServer({
-    registry: buildRegistry(log, config.ipBin),
+    registry: buildRegistry(log, config.ipBin, config.ipSession),
     log,
     maxConnections: config.maxConnections,
     stallTimeoutMs: config.stallTimeoutMs,

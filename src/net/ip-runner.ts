@@ -10,6 +10,7 @@ import { Code, TtrpcError } from "../ttrpc/codes";
 import type { FullState } from "./full-state";
 import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
 import { dropOutput, outputPath, takeOutput } from "./ip-output";
+import type { IpSession, RunResult } from "./ip-session";
 import type { Link, NetState, Route } from "./model";
 import {
   parseAllTableRoutes,
@@ -33,14 +34,6 @@ export class IpBatchError extends TtrpcError {
   }
 }
 
-interface RunResult {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  /** Set when ip did not run to its end: killed by the runner, or never started. */
-  killed?: TtrpcError;
-}
-
 /**
  * How long one `ip` may run before it is killed (SIGKILL): `timeoutMs`, plus
  * `perLineMs` for each line it is fed. A wedged iproute2 (an rtnl lock that
@@ -62,7 +55,23 @@ export interface IpRunOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * The largest exchange the resident session takes, in lines, and the
+ * largest route table it reads. iproute2 flushes its JSON every route, and
+ * a pipe hands each flush to the event loop on its own (ip-output.ts): past
+ * a few hundred routes that costs more CPU than a process start saves, so
+ * large work goes to a one-shot process writing to a file.
+ */
+export const SESSION_MAX_LINES = 512;
+export const SESSION_MAX_ROUTES = 512;
+
+/** The show line a session exchange of changes only ends with, to know when it is done. */
+const SESSION_SENTINEL = "link show";
+
 export class IpRunner {
+  /** The last route table read had more than SESSION_MAX_ROUTES routes. */
+  private largeTables = false;
+
   /**
    * `binary` may be a stand-in for tests (the agent's `--ip-bin`; no
    * environment variable sets it: the guest's init environment comes from
@@ -78,6 +87,8 @@ export class IpRunner {
     readonly limits: Readonly<IpLimits> = DEFAULT_IP_LIMITS,
     /** Bounds the `ip` processes running at once (the agent passes one; the host does not). */
     readonly slots?: Semaphore,
+    /** The resident ip for small batches and reads (the agent's; see ip-session.ts). */
+    readonly session?: IpSession,
   ) {}
 
   /** How long a run fed `lines` lines may take before it is killed. */
@@ -161,17 +172,71 @@ export class IpRunner {
     }
   }
 
+  /** The resident session, when there is one, it is free and `lines` are small work. */
+  private sessionFor(lines: number): IpSession | undefined {
+    const session = this.session;
+    if (session === undefined || session.busy || this.largeTables) return undefined;
+    return lines > SESSION_MAX_LINES ? undefined : session;
+  }
+
+  /** `lines` as an exchange with `session`; changes alone end with a show line. */
+  private exchange(
+    session: IpSession,
+    lines: readonly string[],
+    reads: number,
+    opts: IpRunOptions,
+  ): Promise<RunResult> {
+    const all = reads > 0 ? lines : [...lines, SESSION_SENTINEL];
+    return session.exchange(all, Math.max(reads, 1), {
+      timeoutMs: this.timeoutFor(all.length),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+  }
+
+  /**
+   * Runs `lines`, the last `reads` of them show lines, as one
+   * `ip -json -details -batch -`: an exchange with the resident session
+   * when it can take it, else a process.
+   */
+  private jsonBatch(
+    lines: readonly string[],
+    reads: number,
+    opts: IpRunOptions = {},
+  ): Promise<RunResult> {
+    const session = this.sessionFor(lines.length);
+    return session
+      ? this.exchange(session, lines, reads, opts)
+      : this.run(["-json", "-details", "-batch", "-"], `${lines.join("\n")}\n`, opts);
+  }
+
+  /** Remembers whether the table just read is too large for the session. */
+  private noteRoutes<T extends unknown[]>(routes: T): T {
+    this.largeTables = routes.length > SESSION_MAX_ROUTES;
+    return routes;
+  }
+
+  private async readBatch(lines: readonly string[], opts?: IpRunOptions): Promise<unknown[]> {
+    return this.checkJson(lines.join("; "), await this.jsonBatch(lines, lines.length, opts));
+  }
+
   private async readJson(args: string[], stdin?: string, opts?: IpRunOptions): Promise<unknown[]> {
-    const r = await this.run(["-json", "-details", ...args], stdin, opts);
-    if (r.killed) throw new TtrpcError(`ip ${args.join(" ")}: ${r.killed.message}`, r.killed.code);
+    return this.checkJson(
+      args.join(" "),
+      await this.run(["-json", "-details", ...args], stdin, opts),
+    );
+  }
+
+  /** A read's documents, or its failure as a TtrpcError naming `what`. */
+  private checkJson(what: string, r: RunResult): unknown[] {
+    if (r.killed) throw new TtrpcError(`ip ${what}: ${r.killed.message}`, r.killed.code);
     if (r.exitCode !== 0) {
       const msg = ipErrorText(r.stderr);
-      throw new TtrpcError(`ip ${args.join(" ")}: ${msg}`, classifyIpError(r.stderr));
+      throw new TtrpcError(`ip ${what}: ${msg}`, classifyIpError(r.stderr));
     }
     try {
       return splitJsonDocuments(r.stdout);
     } catch (err) {
-      throw new TtrpcError(`ip ${args.join(" ")}: unreadable output`, Code.INTERNAL, {
+      throw new TtrpcError(`ip ${what}: unreadable output`, Code.INTERNAL, {
         cause: err,
       });
     }
@@ -183,14 +248,10 @@ export class IpRunner {
    * families; a table filter would make it IPv4 only.)
    */
   async readState(opts?: IpRunOptions): Promise<NetState> {
-    const docs = await this.readJson(
-      ["-batch", "-"],
-      "addr show\nroute show table all\nneigh show\n",
-      opts,
-    );
+    const docs = await this.readBatch(["addr show", "route show table all", "neigh show"], opts);
     return {
       links: parseLinks(docs[0]),
-      routes: parseRoutes(docs[1]),
+      routes: this.noteRoutes(parseRoutes(docs[1])),
       neighbors: parseNeighbors(docs[2]),
     };
   }
@@ -203,11 +264,7 @@ export class IpRunner {
    */
   async readFullState(opts?: IpRunOptions): Promise<Omit<FullState, "sysctls">> {
     const [docs, [rules6]] = await Promise.all([
-      this.readJson(
-        ["-batch", "-"],
-        "addr show\nroute show table all\nneigh show\nrule show\n",
-        opts,
-      ),
+      this.readBatch(["addr show", "route show table all", "neigh show", "rule show"], opts),
       // A kernel without IPv6 (ipv6.disable=1) has no IPv6 rules to list.
       this.readJson(["-6", "rule", "show"], undefined, opts).catch((err: Error) => {
         if (/Address family not supported/i.test(err.message)) return [[]];
@@ -216,7 +273,7 @@ export class IpRunner {
     ]);
     return {
       links: parseLinks(docs[0]),
-      routes: parseAllTableRoutes(docs[1]),
+      routes: this.noteRoutes(parseAllTableRoutes(docs[1])),
       neighbors: parseNeighbors(docs[2]),
       rules: [...parseRules(docs[3], 4), ...parseRules(rules6, 6)],
     };
@@ -232,7 +289,7 @@ export class IpRunner {
     opts: IpRunOptions = {},
   ): Promise<Omit<FullState, "sysctls" | "rules"> & { rules4: FullState["rules"] }> {
     const all = [...lines, "addr show", "route show table all", "neigh show", "rule show"];
-    const r = await this.run(["-json", "-details", "-batch", "-"], `${all.join("\n")}\n`, opts);
+    const r = await this.jsonBatch(all, 4, opts);
     if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
     if (r.exitCode !== 0) {
       const index = failedBatchLine(r.stderr);
@@ -252,7 +309,7 @@ export class IpRunner {
     const [links, routes, neighbors, rules] = docs.slice(-4);
     return {
       links: parseLinks(links),
-      routes: parseAllTableRoutes(routes),
+      routes: this.noteRoutes(parseAllTableRoutes(routes)),
       neighbors: parseNeighbors(neighbors),
       rules4: parseRules(rules, 4),
     };
@@ -272,7 +329,7 @@ export class IpRunner {
   /** Main-table routes of both families: one process. */
   async readRoutes(opts?: IpRunOptions): Promise<Route[]> {
     const [doc] = await this.readJson(["route", "show", "table", "all"], undefined, opts);
-    return parseRoutes(doc);
+    return this.noteRoutes(parseRoutes(doc));
   }
 
   /**
@@ -296,7 +353,7 @@ export class IpRunner {
    */
   async batchThenRoutes(lines: readonly string[], options: IpRunOptions = {}): Promise<Route[]> {
     const [doc] = await this.runBatch(lines, ["route show table all"], options);
-    return parseRoutes(doc);
+    return this.noteRoutes(parseRoutes(doc));
   }
 
   /** batch(), then the links with their addresses, read by the same process. */
@@ -310,11 +367,18 @@ export class IpRunner {
     reads: readonly string[],
     options: { force?: boolean; ipv6?: boolean } & IpRunOptions,
   ): Promise<unknown[]> {
-    const args = options.force ? ["-force", "-batch", "-"] : ["-batch", "-"];
-    // `-6`: lines whose family only the command line can give (IPv6 rules without a prefix).
-    if (options.ipv6) args.unshift("-6");
-    if (reads.length > 0) args.unshift("-json", "-details");
-    const r = await this.run(args, `${[...lines, ...reads].join("\n")}\n`, options);
+    const all = [...lines, ...reads];
+    const session = options.force || options.ipv6 ? undefined : this.sessionFor(all.length);
+    let r: RunResult;
+    if (session) {
+      r = await this.exchange(session, all, reads.length, options);
+    } else {
+      const args = options.force ? ["-force", "-batch", "-"] : ["-batch", "-"];
+      // `-6`: lines whose family only the command line can give (IPv6 rules without a prefix).
+      if (options.ipv6) args.unshift("-6");
+      if (reads.length > 0) args.unshift("-json", "-details");
+      r = await this.run(args, `${all.join("\n")}\n`, options);
+    }
     if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
     if (r.exitCode === 0) {
       if (reads.length === 0) return [];

@@ -51,7 +51,14 @@ describe("parseArgs", () => {
       logLevel: "info",
       maxConnections: 64,
       shutdownGraceMs: 5000,
+      ipSession: true,
     });
+  });
+
+  it("takes --ip-session on or off, nothing else", () => {
+    expect(run(["--ip-session", "off"]).ipSession).toBe(false);
+    expect(run(["--ip-session=on"]).ipSession).toBe(true);
+    expect(() => run(["--ip-session", "yes"])).toThrow(/--ip-session: invalid value "yes"/);
   });
 
   it.each([

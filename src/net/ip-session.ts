@@ -1,0 +1,379 @@
+/**
+ * IpSession: one resident `ip -json -details -batch -` that the agent feeds
+ * exchanges (change lines, then show lines, then a `# netagent exchange`
+ * comment that iproute2 ignores but counts) instead of starting a process
+ * per call. Starting ip costs ~3-4 ms a run (exec, libraries, netlink
+ * socket); a pod's sync is six runs, each a few netlink messages.
+ *
+ * An exchange is answered by one newline-terminated JSON document per show
+ * line (iproute2 prints each -json listing on one line and flushes it;
+ * changes print nothing). Without -force, a failed line ends the process:
+ * stdout reaches its end, stderr holds iproute2's words and `Command failed
+ * -:M`, M counting every line the process has read, so the exchange's line
+ * is M minus the lines sent before it. The next exchange starts a new
+ * process. A timeout or a cancelled call kills the process (SIGKILL), as
+ * for a one-shot run.
+ *
+ * iproute2 caches link names and indexes for the life of a process and
+ * drops an entry only when it changes that link itself: a link renamed,
+ * removed or added by anyone else would leave the cache naming the wrong
+ * link (`dev eth0` resolving to a gone index; routes printed with an old
+ * name). So the process is trusted only while the links are as it last
+ * listed them: a read that lists the links first is checked against the
+ * previous listing afterwards (and run again in a fresh process when they
+ * differ); an exchange with changes is preceded by a link check unless the
+ * exchange just before it listed the links (the call's own read).
+ */
+import type { Subprocess } from "bun";
+import { Code, TtrpcError } from "../ttrpc/codes";
+
+/** What one exchange (or one-shot run) left: the same shape for both. */
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  /** Set when ip did not run to its end: killed by the runner, or never started. */
+  killed?: TtrpcError;
+}
+
+/** The comment line that ends an exchange (stand-ins in tests split on it). */
+export const EXCHANGE_END = "# netagent exchange";
+
+/** The show lines that list links, whose documents the staleness check reads. */
+const LISTS_LINKS = /^(addr|address|link) show$/;
+
+/**
+ * How long after a link listing a change may rely on it without a new
+ * check: the listing that planned the change (the call's own read, moments
+ * before), not one from an earlier call.
+ */
+const LISTING_TRUSTED_MS = 100;
+
+/** How long the words of a process that ended are waited for after its output ended. */
+const STDERR_GRACE_MS = 2000;
+
+type Child = Subprocess<"pipe", "pipe", "pipe">;
+
+/** One running process and what has come out of it. */
+class Resident {
+  readonly proc: Child;
+  private readonly reader: { read(): Promise<{ value?: Uint8Array; done: boolean }> };
+  private readonly decoder = new TextDecoder();
+  /** Standard output received and not yet taken. */
+  private out = "";
+  private ended = false;
+  /** All of standard error so far. */
+  err = "";
+  readonly errDone: Promise<void>;
+  /** Lines written so far: iproute2's line numbers continue across exchanges. */
+  sent = 0;
+  /** The link listing of the last exchange that printed one (index and name of each). */
+  links: string | undefined;
+  /** The last exchange ended with a link listing, nothing changed after it. */
+  listedLast = false;
+  /** When that listing was read (performance.now()). */
+  listedAt = 0;
+  killed: TtrpcError | undefined;
+
+  constructor(binary: string) {
+    const proc = Bun.spawn([binary, "-json", "-details", "-batch", "-"], {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
+    });
+    this.proc = proc;
+    this.reader = proc.stdout.getReader() as unknown as Resident["reader"];
+    this.errDone = (async () => {
+      const errDecoder = new TextDecoder();
+      for await (const chunk of proc.stderr) {
+        this.err += errDecoder.decode(chunk, { stream: true });
+      }
+    })().catch(() => {});
+  }
+
+  get alive(): boolean {
+    return !this.ended && this.killed === undefined && this.proc.exitCode === null;
+  }
+
+  kill(why: TtrpcError): void {
+    this.killed ??= why;
+    this.proc.kill("SIGKILL");
+  }
+
+  /** Writes lines and the end marker; false when the process is gone. */
+  write(lines: readonly string[]): boolean {
+    try {
+      this.proc.stdin.write(`${lines.join("\n")}\n${EXCHANGE_END}\n`);
+      // A process that died meanwhile fails the flush (EPIPE): its output's end tells.
+      const flushed = this.proc.stdin.flush();
+      if (flushed instanceof Promise) flushed.catch(() => {});
+      this.sent += lines.length + 1;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The next `n` documents; fewer when the output ended first. */
+  async take(n: number): Promise<string[]> {
+    const docs: string[] = [];
+    let from = 0;
+    while (docs.length < n) {
+      const nl = this.out.indexOf("\n", from);
+      if (nl !== -1) {
+        docs.push(this.out.slice(from, nl));
+        from = nl + 1;
+        continue;
+      }
+      this.out = this.out.slice(from);
+      from = 0;
+      if (this.ended) break;
+      const { value, done } = await this.reader
+        .read()
+        .catch(() => ({ value: undefined, done: true }));
+      if (done) {
+        this.ended = true;
+        this.out += this.decoder.decode();
+      } else {
+        this.out += this.decoder.decode(value, { stream: true });
+      }
+    }
+    this.out = this.out.slice(from);
+    return docs;
+  }
+
+  /** Output nobody asked for: the process and the agent no longer agree on the exchange. */
+  get leftover(): boolean {
+    return this.out.length > 0;
+  }
+
+  close(): void {
+    try {
+      this.proc.stdin.end();
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+export interface ExchangeOptions {
+  signal?: AbortSignal;
+  /** Milliseconds before the process is killed. */
+  timeoutMs: number;
+}
+
+export class IpSession {
+  private resident: Resident | undefined;
+  private running = false;
+  /** Processes started so far (tests and the log count them). */
+  started = 0;
+
+  constructor(readonly binary: string) {}
+
+  /** An exchange is running: the caller should use a one-shot process instead. */
+  get busy(): boolean {
+    return this.running;
+  }
+
+  /**
+   * Runs `lines` (changes first, then `reads` show lines) as one exchange.
+   * The result reads like a one-shot `ip -json -details -batch -` of the
+   * same lines: documents joined by newlines, iproute2's stderr with the
+   * failed line numbered from the exchange's first line.
+   */
+  async exchange(
+    lines: readonly string[],
+    reads: number,
+    opts: ExchangeOptions,
+  ): Promise<RunResult> {
+    if (reads < 1) throw new RangeError("an exchange needs a show line to know when it is done");
+    if (this.running) throw new Error("IpSession: one exchange at a time");
+    this.running = true;
+    try {
+      const checkAfter = lines.length === reads && LISTS_LINKS.test(lines[0] ?? "");
+      let t = await this.trusted(checkAfter, opts);
+      if (t.failed) return t.failed;
+      const result = await this.run(t.resident, lines, reads, opts);
+      if (
+        checkAfter &&
+        !t.fresh &&
+        result.exitCode === 0 &&
+        !this.agrees(t.resident, result.docs[0])
+      ) {
+        // The links moved since this process last listed them: what it just
+        // printed may name them from its stale cache. Read again, afresh.
+        this.retire();
+        t = await this.trusted(false, opts);
+        if (t.failed) return t.failed;
+        return this.finish(
+          t.resident,
+          await this.run(t.resident, lines, reads, opts),
+          lines,
+          reads,
+        );
+      }
+      return this.finish(t.resident, result, lines, reads);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Ends the resident process (stdin closed: iproute2 exits by itself). */
+  close(): void {
+    this.resident?.close();
+    this.resident = undefined;
+  }
+
+  /** A process whose name cache can be trusted for the next exchange. */
+  private async trusted(
+    checkAfter: boolean,
+    opts: ExchangeOptions,
+  ): Promise<{ resident: Resident; fresh: boolean; failed?: undefined } | { failed: RunResult }> {
+    let resident = this.resident;
+    if (resident && !resident.alive) resident = this.retire();
+    const recent =
+      resident?.listedLast === true && performance.now() - resident.listedAt < LISTING_TRUSTED_MS;
+    if (resident && !checkAfter && !recent) {
+      const check = await this.run(resident, ["link show"], 1, opts);
+      if (check.killed) return { failed: check };
+      // A failed check or moved links: a fresh process needs no check.
+      if (check.exitCode !== 0 || !this.agrees(resident, check.docs[0])) resident = this.retire();
+    }
+    if (resident) return { resident, fresh: false };
+    const fresh = new Resident(this.binary);
+    this.resident = fresh;
+    this.started++;
+    if (!checkAfter) {
+      // The baseline later checks compare with, taken before any name is looked up.
+      const base = await this.run(fresh, ["link show"], 1, opts);
+      if (base.killed || base.exitCode !== 0) return { failed: base };
+      this.agrees(fresh, base.docs[0]);
+    }
+    return { resident: fresh, fresh: true };
+  }
+
+  /**
+   * Records the links in `doc` as this process's last listing; true when
+   * they are the ones it listed before (never listed: false, since lookups
+   * may have filled its cache meanwhile).
+   */
+  private agrees(resident: Resident, doc: string | undefined): boolean {
+    const now = linkIdentity(doc ?? "");
+    const same = resident.links === now;
+    resident.links = now;
+    resident.listedLast = true;
+    resident.listedAt = performance.now();
+    return same;
+  }
+
+  private retire(): undefined {
+    const r = this.resident;
+    this.resident = undefined;
+    if (r?.alive) r.kill(new TtrpcError("retired", Code.UNAVAILABLE));
+    return undefined;
+  }
+
+  /** One exchange on `resident`; a failure leaves it retired. */
+  private async run(
+    resident: Resident,
+    lines: readonly string[],
+    reads: number,
+    opts: ExchangeOptions,
+  ): Promise<RunResult & { docs: string[] }> {
+    const { signal } = opts;
+    if (signal?.aborted) {
+      const killed = cancelled(signal, "not started");
+      return { stdout: "", stderr: "", exitCode: -1, killed, docs: [] };
+    }
+    const base = resident.sent;
+    const errFrom = resident.err.length;
+    const timer = setTimeout(() => {
+      resident.kill(
+        new TtrpcError(
+          `killed (SIGKILL) after ${opts.timeoutMs} ms without finishing`,
+          Code.UNAVAILABLE,
+        ),
+      );
+    }, opts.timeoutMs);
+    const onAbort = () => resident.kill(cancelled(signal as AbortSignal, "killed (SIGKILL)"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const docs = resident.write(lines) ? await resident.take(reads) : [];
+      if (docs.length === reads && resident.killed === undefined) {
+        resident.listedLast = false;
+        return { stdout: docs.join("\n"), stderr: "", exitCode: 0, docs };
+      }
+      // The output ended before the exchange did: iproute2 stopped at a
+      // failed line, or died, or was killed. Either way it is done with.
+      if (this.resident === resident) this.resident = undefined;
+      const killed = resident.killed;
+      // Bounded by the timer: it kills a process that closed its output and lingers.
+      const exitCode = await resident.proc.exited;
+      if (killed) return { stdout: "", stderr: "", exitCode, killed, docs: [] };
+      await Promise.race([resident.errDone, Bun.sleep(STDERR_GRACE_MS)]);
+      const words = renumber(resident.err.slice(errFrom), base);
+      const died = resident.proc.signalCode
+        ? `ip was killed by ${resident.proc.signalCode} before it finished`
+        : "ip ended before answering";
+      return {
+        stdout: docs.join("\n"),
+        stderr: words.trim() ? words : died,
+        exitCode: exitCode || 1,
+        docs,
+      };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * After an exchange: the links it listed after its last change are the
+   * process's latest view; one that printed more than asked for leaves the
+   * process retired (it and the agent no longer agree where answers begin).
+   */
+  private finish(
+    resident: Resident,
+    result: RunResult & { docs: string[] },
+    lines: readonly string[],
+    reads: number,
+  ): RunResult {
+    if (result.exitCode === 0) {
+      const firstRead = lines.length - reads;
+      for (let i = lines.length - 1; i >= firstRead; i--) {
+        if (LISTS_LINKS.test(lines[i] as string)) {
+          this.agrees(resident, result.docs[i - firstRead]);
+          break;
+        }
+      }
+      if (resident.leftover) this.retire();
+    }
+    const { docs: _, ...rest } = result;
+    return rest;
+  }
+}
+
+/** Index and name of every link in a `-json addr show` or `link show` document. */
+export function linkIdentity(doc: string): string {
+  try {
+    const links = JSON.parse(doc) as { ifindex?: unknown; ifname?: unknown }[];
+    return links.map((l) => `${l.ifindex}:${l.ifname}`).join("\n");
+  } catch {
+    // Unreadable: matches no listing, so the process is not trusted.
+    return `unreadable ${Math.random()}`;
+  }
+}
+
+/** iproute2's `Command failed -:M`, M counted from the process's start, made exchange-relative. */
+export function renumber(stderr: string, base: number): string {
+  return stderr.replace(
+    /Command failed -:(\d+)/g,
+    (_, m: string) => `Command failed -:${Number(m) - base}`,
+  );
+}
+
+function cancelled(signal: AbortSignal, what: string): TtrpcError {
+  const reason = TtrpcError.from(signal.reason);
+  return new TtrpcError(`${what}: call cancelled (${reason.message})`, reason.code);
+}

@@ -1,0 +1,147 @@
+/**
+ * The resident ip session (src/net/ip-session.ts) against the real
+ * iproute2 in a fresh netns: several exchanges on one process, a failed
+ * line named within its exchange and the process replaced, nothing after
+ * the failed line applied, and the name cache iproute2 keeps for a
+ * process's life never acting on a link renamed behind its back. Results
+ * are read with an independent `ip -n NS -json`.
+ */
+import { chmodSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { failedBatchLine } from "../../src/net/ip-errors";
+import { IpSession } from "../../src/net/ip-session";
+import { Netns } from "../helpers/netns";
+import { type TempDir, tempDir } from "../helpers/tmp";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+/** The real ip, entered into `ns` (the agent's session runs in its own netns). */
+function ipIn(dir: TempDir, ns: Netns): string {
+  const bin = dir.join("ip-in-ns");
+  writeFileSync(bin, `#!/bin/sh\nexec ip -n '${ns.name}' "$@"\n`);
+  chmodSync(bin, 0o755);
+  return bin;
+}
+
+async function setup() {
+  const dir = tempDir("netagent-session-");
+  cleanup.push(() => dir.remove());
+  const ns = await Netns.create("nt-ses");
+  cleanup.push(() => ns.remove());
+  await ns.veth("eth0", "peer0");
+  await ns.veth("eth1", "peer1");
+  await ns.ip("addr", "add", "10.1.1.2/24", "dev", "eth0");
+  await ns.ip("addr", "add", "10.2.2.2/24", "dev", "eth1");
+  const session = new IpSession(ipIn(dir, ns));
+  cleanup.push(() => session.close());
+  const run = (lines: string[], reads: number) =>
+    session.exchange(lines, reads, { timeoutMs: 30_000 });
+  const routeDev = async (dst: string) =>
+    (await ns.json<{ dst: string; dev: string }[]>("route", "show", "table", "main")).find(
+      (r) => r.dst === dst,
+    )?.dev;
+  return { ns, session, run, routeDev };
+}
+
+describe("IpSession", () => {
+  it("answers exchange after exchange from one process", async () => {
+    const { session, run, routeDev } = await setup();
+    for (let i = 1; i <= 5; i++) {
+      const r = await run([`route replace 10.9.${i}.0/24 via 10.1.1.1 dev eth0`, "route show"], 1);
+      expect(r.exitCode).toBe(0);
+      const routes = JSON.parse(r.stdout) as { dst: string }[];
+      expect(routes.map((x) => x.dst)).toContain(`10.9.${i}.0/24`);
+      expect(await routeDev(`10.9.${i}.0/24`)).toBe("eth0");
+    }
+    const docs = (await run(["addr show", "route show", "neigh show"], 3)).stdout.split("\n");
+    expect(docs.map((d) => Array.isArray(JSON.parse(d)))).toEqual([true, true, true]);
+    expect(session.started).toBe(1);
+  });
+
+  it("names the failed line within its exchange, applies nothing after it, and starts afresh", async () => {
+    const { session, run, routeDev } = await setup();
+    await run(["route replace 10.9.1.0/24 via 10.1.1.1 dev eth0", "route show"], 1);
+    await run(["addr show"], 1);
+    const r = await run(
+      [
+        "route replace 10.9.2.0/24 via 10.1.1.1 dev eth0",
+        "route replace 10.9.3.0/24 via 10.1.1.1 dev nosuchdev",
+        "route replace 10.9.4.0/24 via 10.1.1.1 dev eth0",
+        "route show",
+      ],
+      1,
+    );
+    expect(r.exitCode).not.toBe(0);
+    expect(failedBatchLine(r.stderr)).toBe(1);
+    expect(r.stderr).toMatch(/nosuchdev/);
+    expect(await routeDev("10.9.2.0/24")).toBe("eth0");
+    expect(await routeDev("10.9.4.0/24")).toBeUndefined();
+    const after = await run(["route replace 10.9.5.0/24 via 10.1.1.1 dev eth0", "route show"], 1);
+    expect(after.exitCode).toBe(0);
+    expect(await routeDev("10.9.5.0/24")).toBe("eth0");
+    expect(session.started).toBe(2);
+  });
+
+  it("never acts on a link by a name it had before someone else renamed it", async () => {
+    const { ns, session, run, routeDev } = await setup();
+    // The process lists (and caches) the links; then another tool swaps the names.
+    await run(["addr show", "route show"], 2);
+    await new Promise((r) => setTimeout(r, 150));
+    await ns.ip("link", "set", "eth0", "name", "ethtmp");
+    await ns.ip("link", "set", "eth1", "name", "eth0");
+    await ns.ip("link", "set", "ethtmp", "name", "eth1");
+    const r = await run(["route replace 10.9.9.0/24 dev eth0", "route show"], 1);
+    expect(r.exitCode).toBe(0);
+    const eth0 = (await ns.json<{ ifname: string; ifindex: number }[]>("link", "show", "eth0"))[0];
+    const dumped = await ns.json<{ dst: string; dev: string }[]>("route", "show", "table", "main");
+    // The route is on the link called eth0 now (the old eth1), read by a fresh ip.
+    expect(await routeDev("10.9.9.0/24")).toBe("eth0");
+    expect(eth0?.ifname).toBe("eth0");
+    // And the session's own read-back names the links as the kernel does now.
+    const own = JSON.parse(r.stdout) as { dst: string; dev: string }[];
+    expect(own.map((x) => `${x.dst} ${x.dev}`).sort()).toEqual(
+      dumped.map((x) => `${x.dst} ${x.dev}`).sort(),
+    );
+    expect(session.started).toBe(2);
+  });
+
+  it("reads the links afresh when they were renamed since its last listing", async () => {
+    const { ns, session, run } = await setup();
+    await run(["addr show", "route show"], 2);
+    await ns.ip("link", "set", "eth0", "name", "ethtmp");
+    await ns.ip("link", "set", "eth1", "name", "eth0");
+    await ns.ip("link", "set", "ethtmp", "name", "eth1");
+    const r = await run(["addr show", "route show"], 2);
+    const routes = JSON.parse(r.stdout.split("\n")[1] as string) as { dst: string; dev: string }[];
+    const dumped = await ns.json<{ dst: string; dev: string }[]>("route", "show", "table", "main");
+    expect(routes.map((x) => `${x.dst} ${x.dev}`).sort()).toEqual(
+      dumped.map((x) => `${x.dst} ${x.dev}`).sort(),
+    );
+    expect(routes.find((x) => x.dst === "10.1.1.0/24")?.dev).toBe("eth1");
+    expect(session.started).toBe(2);
+  });
+
+  it("kills a process that outlives the exchange's time, and the next exchange starts another", async () => {
+    const { session, run } = await setup();
+    await run(["addr show"], 1);
+    // A show line the process answers, then one it cannot: it waits for more input.
+    const r = await session.exchange(["route show"], 2, { timeoutMs: 300 });
+    expect(r.killed?.message).toMatch(/killed \(SIGKILL\) after 300 ms/);
+    const again = await run(["route show"], 1);
+    expect(again.exitCode).toBe(0);
+    expect(session.started).toBe(2);
+  });
+
+  it("kills the process when the call is cancelled", async () => {
+    const { session } = await setup();
+    const ac = new AbortController();
+    const pending = session.exchange(["route show"], 2, { timeoutMs: 30_000, signal: ac.signal });
+    setTimeout(() => ac.abort(new Error("gone")), 100);
+    const r = await pending;
+    expect(r.killed?.message).toMatch(/call cancelled/);
+    expect(session.busy).toBe(false);
+  });
+});
