@@ -14,18 +14,16 @@
  * process. A timeout or a cancelled call kills the process (SIGKILL), as
  * for a one-shot run.
  *
- * iproute2 caches link names and indexes for the life of a process and
- * drops an entry only when it changes that link itself: a link renamed,
- * removed or added by anyone else would leave the cache naming the wrong
- * link (`dev eth0` resolving to a gone index; routes printed with an old
- * name). So the process is trusted only while the links are as it last
- * listed them: a read that lists the links first is checked against the
- * previous listing afterwards (and run again in a fresh process when they
- * differ); an exchange with changes is preceded by a link check unless the
- * exchange just before it listed the links (the call's own read).
+ * iproute2 caches link names and indexes for the life of a process
+ * (ip-name-cache.ts says when that cache can be wrong): a read that lists
+ * the links first is judged by that listing afterwards, and read again in a
+ * fresh process when the cache may be wrong; an exchange with changes is
+ * preceded by a link check unless the exchange just before it listed the
+ * links (the call's own read, moments before).
  */
 import type { Subprocess } from "bun";
 import { Code, TtrpcError } from "../ttrpc/codes";
+import { NameCacheWatch } from "./ip-name-cache";
 
 /** What one exchange (or one-shot run) left: the same shape for both. */
 export interface RunResult {
@@ -67,8 +65,8 @@ class Resident {
   readonly errDone: Promise<void>;
   /** Lines written so far: iproute2's line numbers continue across exchanges. */
   sent = 0;
-  /** The link listing of the last exchange that printed one (index and name of each). */
-  links: string | undefined;
+  /** Judges the process's link name cache from the listings it printed. */
+  readonly names = new NameCacheWatch();
   /** The last exchange ended with a link listing, nothing changed after it. */
   listedLast = false;
   /** When that listing was read (performance.now()). */
@@ -254,17 +252,13 @@ export class IpSession {
   }
 
   /**
-   * Records the links in `doc` as this process's last listing; true when
-   * they are the ones it listed before (never listed: false, since lookups
-   * may have filled its cache meanwhile).
+   * Records a link listing the process printed; true when its name cache
+   * is still right (ip-name-cache.ts). `own`: after its own link changes.
    */
-  private agrees(resident: Resident, doc: string | undefined): boolean {
-    const now = linkIdentity(doc ?? "");
-    const same = resident.links === now;
-    resident.links = now;
+  private agrees(resident: Resident, doc: string | undefined, own = false): boolean {
     resident.listedLast = true;
     resident.listedAt = performance.now();
-    return same;
+    return resident.names.observe(doc ?? "", own);
   }
 
   private retire(): undefined {
@@ -341,27 +335,17 @@ export class IpSession {
   ): RunResult {
     if (result.exitCode === 0) {
       const firstRead = lines.length - reads;
+      let trusted = true;
       for (let i = lines.length - 1; i >= firstRead; i--) {
         if (LISTS_LINKS.test(lines[i] as string)) {
-          this.agrees(resident, result.docs[i - firstRead]);
+          trusted = this.agrees(resident, result.docs[i - firstRead], firstRead > 0);
           break;
         }
       }
-      if (resident.leftover) this.retire();
+      if (!trusted || resident.leftover) this.retire();
     }
     const { docs: _, ...rest } = result;
     return rest;
-  }
-}
-
-/** Index and name of every link in a `-json addr show` or `link show` document. */
-export function linkIdentity(doc: string): string {
-  try {
-    const links = JSON.parse(doc) as { ifindex?: unknown; ifname?: unknown }[];
-    return links.map((l) => `${l.ifindex}:${l.ifname}`).join("\n");
-  } catch {
-    // Unreadable: matches no listing, so the process is not trusted.
-    return `unreadable ${Math.random()}`;
   }
 }
 

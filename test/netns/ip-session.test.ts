@@ -124,6 +124,36 @@ describe("IpSession", () => {
     expect(session.started).toBe(2);
   });
 
+  it("keeps its process when a link is only added (a hot-plugged NIC)", async () => {
+    const { ns, session, run, routeDev } = await setup();
+    await run(["addr show", "route show"], 2);
+    await ns.veth("eth2", "peer2");
+    await ns.ip("addr", "add", "10.3.3.2/24", "dev", "eth2");
+    await run(["addr show", "route show"], 2);
+    await new Promise((r) => setTimeout(r, 150));
+    const r = await run(["route replace 10.9.7.0/24 via 10.3.3.1 dev eth2", "route show"], 1);
+    expect(r.exitCode).toBe(0);
+    expect(await routeDev("10.9.7.0/24")).toBe("eth2");
+    expect(session.started).toBe(1);
+  });
+
+  it("starts afresh once a link was removed: a new link taking its name is found", async () => {
+    const { ns, session, run, routeDev } = await setup();
+    await run(["addr show", "route show"], 2);
+    await ns.ip("link", "del", "eth1");
+    await ns.veth("nic9", "peer9");
+    await new Promise((r) => setTimeout(r, 150));
+    // The agent's own rename into the gone link's name, then a route on it, in one batch.
+    const r = await run(
+      ["link set dev nic9 name eth1", "route replace 10.9.6.0/24 dev eth1", "addr show"],
+      1,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.exitCode).toBe(0);
+    expect(await routeDev("10.9.6.0/24")).toBe("eth1");
+    expect(session.started).toBe(2);
+  });
+
   it("kills a process that outlives the exchange's time, and the next exchange starts another", async () => {
     const { session, run } = await setup();
     await run(["addr show"], 1);
