@@ -16,38 +16,43 @@ export class UnsafeTokenError extends Error {
   override readonly name = "UnsafeTokenError";
 }
 
-/** Joins tokens into one batch line, refusing anything but plain tokens. */
-export function batchLine(tokens: readonly (string | number)[]): string {
-  return tokens
-    .map((t) => {
-      const s = String(t);
-      if (!SAFE_TOKEN.test(s) || s.startsWith("-")) {
-        throw new UnsafeTokenError(`refusing to pass ${JSON.stringify(s)} to ip`);
-      }
-      return s;
-    })
-    .join(" ");
+/** A token as written, refused unless it is one plain token. */
+function token(t: string | number): string {
+  const s = String(t);
+  if (!SAFE_TOKEN.test(s) || s.startsWith("-")) {
+    throw new UnsafeTokenError(`refusing to pass ${JSON.stringify(s)} to ip`);
+  }
+  return s;
 }
 
-function routeSelector(r: Route): (string | number)[] {
-  const t: (string | number)[] = [];
-  if (r.type !== "unicast") t.push(r.type);
-  t.push(r.dst);
+/** Joins tokens into one batch line, refusing anything but plain tokens. */
+export function batchLine(tokens: readonly (string | number)[]): string {
+  return tokens.map(token).join(" ");
+}
+
+/**
+ * The route's selector ("[type] dst") and attributes as text, each value
+ * checked in the order it is written (the first refused is the one named).
+ * Concatenated, not an array of tokens joined: 10,000 routes are rendered
+ * per call.
+ */
+function routeText(r: Route): string {
+  let t = r.type !== "unicast" ? `${token(r.type)} ${token(r.dst)}` : token(r.dst);
+  if (r.gateway) t += ` via ${token(r.gateway)}`;
+  if (r.dev) t += ` dev ${token(r.dev)}`;
+  if (r.prefsrc) t += ` src ${token(r.prefsrc)}`;
   return t;
 }
 
+const table = (r: Route) => token(r.table === undefined ? "main" : formatTable(r.table));
+
 /** `route replace ...` (or `append`) with every attribute of the route. */
 export function renderRouteReplace(r: Route, verb: "replace" | "append" = "replace"): string {
-  const t = ["route", verb, ...routeSelector(r)];
-  if (r.gateway) t.push("via", r.gateway);
-  if (r.dev) t.push("dev", r.dev);
-  if (r.prefsrc) t.push("src", r.prefsrc);
-  t.push("scope", r.scope, "metric", r.metric);
-  if (r.protocol !== "boot") t.push("proto", r.protocol);
-  if (r.onlink) t.push("onlink");
-  if (r.mtu) t.push("mtu", r.mtu);
-  t.push("table", r.table === undefined ? "main" : formatTable(r.table));
-  return batchLine(t);
+  let t = `route ${token(verb)} ${routeText(r)} scope ${token(r.scope)} metric ${token(r.metric)}`;
+  if (r.protocol !== "boot") t += ` proto ${token(r.protocol)}`;
+  if (r.onlink) t += " onlink";
+  if (r.mtu) t += ` mtu ${token(r.mtu)}`;
+  return `${t} table ${table(r)}`;
 }
 
 /**
@@ -58,13 +63,7 @@ export function renderRouteReplace(r: Route, verb: "replace" | "append" = "repla
  * alone can hit the wrong one. Scope, source and protocol make it exact.
  */
 export function renderRouteDelete(r: Route): string {
-  const t = ["route", "del", ...routeSelector(r)];
-  if (r.gateway) t.push("via", r.gateway);
-  if (r.dev) t.push("dev", r.dev);
-  if (r.prefsrc) t.push("src", r.prefsrc);
-  t.push("scope", r.scope, "metric", r.metric, "proto", r.protocol);
-  t.push("table", r.table === undefined ? "main" : formatTable(r.table));
-  return batchLine(t);
+  return `route del ${routeText(r)} scope ${token(r.scope)} metric ${token(r.metric)} proto ${token(r.protocol)} table ${table(r)}`;
 }
 
 export function renderRouteOps(ops: readonly RouteOp[]): string[] {

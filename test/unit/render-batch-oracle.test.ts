@@ -1,0 +1,64 @@
+/**
+ * The route renderer against the version it replaced
+ * (test/unit/oracle/render-batch-v1.ts): random routes, plain or with an
+ * unsafe value in any attribute, give the same lines or the same refusal
+ * (the first unsafe value, named).
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Route } from "../../src/net/model";
+import type { RouteOp } from "../../src/net/plan-routes";
+import { renderRouteOps } from "../../src/net/render-batch";
+import * as v1 from "./oracle/render-batch-v1";
+
+function outcome(f: () => unknown): unknown {
+  try {
+    return { ok: f() };
+  } catch (err) {
+    return { error: (err as Error).name, message: (err as Error).message };
+  }
+}
+
+const unsafe = fc.constantFrom("", "-x", "a b", "a\nb", "#", "é", "-");
+const text = (plain: fc.Arbitrary<string>) => fc.oneof({ weight: 6, arbitrary: plain }, unsafe);
+const num = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(0, 1, 253, 1024, 1400) },
+  fc.constantFrom(-1, Number.NaN, 1e21, 0.5),
+);
+const route: fc.Arbitrary<Route> = fc.record(
+  {
+    family: fc.constantFrom(4 as const, 6 as const),
+    table: fc.constantFrom(254, 255, 253, 100, -5),
+    dst: text(fc.constantFrom("10.0.0.0/24", "::/0", "2001:db8::/64")),
+    gateway: text(fc.constantFrom("10.0.0.1", "fe80::1")),
+    dev: text(fc.constantFrom("eth0", "eth1.100")),
+    prefsrc: text(fc.constantFrom("10.0.0.2", "2001:db8::2")),
+    scope: num,
+    metric: num,
+    onlink: fc.boolean(),
+    mtu: num,
+    protocol: text(fc.constantFrom("boot", "kernel", "static", "99")),
+    type: text(fc.constantFrom("unicast", "unicast", "blackhole", "local")),
+  },
+  {
+    requiredKeys: ["family", "dst", "dev", "scope", "metric", "onlink", "mtu", "protocol", "type"],
+  },
+);
+const op: fc.Arbitrary<RouteOp> = fc.oneof(
+  route.map((r) => ({ op: "replace" as const, route: r })),
+  route.map((r) => ({ op: "append" as const, route: r })),
+  route.map((r) => ({ op: "delete" as const, route: r, reason: "stale" as const })),
+);
+
+describe("route rendering against the version it replaced", () => {
+  it("the same lines or the same refusal", () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 5 }), (ops) => {
+        expect(outcome(() => renderRouteOps(ops))).toStrictEqual(
+          outcome(() => v1.renderRouteOps(ops)),
+        );
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+});
