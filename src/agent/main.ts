@@ -67,13 +67,10 @@ async function listen(address: AgentAddress, text: string, accept: Acceptor): Pr
 export function buildRegistry(log: Logger, ipBin = "ip", ipSession = true): ServiceRegistry {
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue();
-  const ip = new IpRunner(
-    ipBin,
-    undefined,
-    undefined,
-    new Semaphore(MAX_IP_PROCESSES),
-    ipSession ? new IpSession(ipBin) : undefined,
-  );
+  const session = ipSession ? new IpSession(ipBin) : undefined;
+  // Started now: a pod's first call should not wait for ip to start.
+  session?.warm();
+  const ip = new IpRunner(ipBin, undefined, undefined, new Semaphore(MAX_IP_PROCESSES), session);
   return new ServiceRegistry()
     .register(Health, healthService)
     .register(AgentService, {

@@ -217,6 +217,20 @@ export class IpSession {
     }
   }
 
+  /**
+   * Starts the resident process and takes its baseline listing now, in the
+   * background, so the first call finds it ready (the agent, at start).
+   */
+  warm(timeoutMs = 10_000): void {
+    if (this.running || this.resident) return;
+    this.running = true;
+    this.trusted(false, { timeoutMs })
+      .catch(() => {})
+      .finally(() => {
+        this.running = false;
+      });
+  }
+
   /** Ends the resident process (stdin closed: iproute2 exits by itself). */
   close(): void {
     this.resident?.close();
