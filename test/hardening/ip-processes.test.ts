@@ -1,14 +1,17 @@
 /**
- * How many `ip` processes a network call costs (issue 13: at most two for
- * a change, one read and one batch whose output is the read-back; one for a
- * call that changes nothing), counted by a recording stand-in around the
- * real iproute2 in a netns, with the result checked by an independent read.
+ * What a network call costs in iproute2 (issue 13): at most two runs for a
+ * change, one read and one batch whose output is the read-back; one for a
+ * call that changes nothing; and all of them exchanges with the agent's
+ * one resident ip, no process started per call. Counted by a recording
+ * stand-in around the real iproute2 in a netns (one record per exchange,
+ * with the PID that answered it), the result checked by an independent read.
  */
 import { afterEach, expect, it } from "vitest";
 import { AgentService } from "../../src/gen/agent_pb";
 import { AgentClient } from "../../src/host/client";
 import { Netns } from "../helpers/netns";
 import { tempDir } from "../helpers/tmp";
+import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
 import { isWriteCall, recordingIp } from "./fake-ip";
 
@@ -17,7 +20,7 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-it("UpdateRoutes and UpdateInterface: two processes for a change, one when nothing changes", async () => {
+it("UpdateRoutes and UpdateInterface: two exchanges for a change, one when nothing changes, one process", async () => {
   const dir = tempDir("netagent-ipcount-");
   cleanup.push(() => dir.remove());
   const recorder = recordingIp(dir);
@@ -29,6 +32,18 @@ it("UpdateRoutes and UpdateInterface: two processes for a change, one when nothi
   cleanup.push(() => agent.stop());
   const client = await AgentClient.connect(`unix://${agent.socket}`);
   cleanup.push(() => client.close());
+  // The agent starts its ip at start-up and takes a baseline listing; a
+  // read while that runs takes a one-shot process. Wait until it answers.
+  await waitFor(() => recorder.calls().length >= 1, { what: "the resident ip's first exchange" });
+  const [first] = recorder.calls();
+  await waitFor(
+    async () => {
+      const from = recorder.calls().length;
+      await client.unary(AgentService.method.listInterfaces, {});
+      return recorder.calls().slice(from)[0]?.pid === first?.pid;
+    },
+    { what: "a read answered by the resident ip" },
+  );
   const count = async (call: () => Promise<unknown>) => {
     const from = recorder.calls().length;
     await call();
@@ -63,4 +78,6 @@ it("UpdateRoutes and UpdateInterface: two processes for a change, one when nothi
   expect(await count(iface)).toEqual({ all: 2, writes: 1 });
   const [link] = await ns.json<{ mtu: number }[]>("link", "show", "dev", "eth0");
   expect(link?.mtu).toBe(1400);
+  // Every exchange was answered by the process started with the agent.
+  expect(new Set(recorder.calls().map((c) => c.pid))).toEqual(new Set([first?.pid]));
 }, 60_000);
