@@ -14,6 +14,8 @@ import {
   isNetwork4,
   maxPrefix,
   networkText,
+  type ParsedIp,
+  parseIp,
   parsePrefix,
 } from "../net/ip";
 import { isManagedLink, RTNH_F_ONLINK } from "../net/kernel-facts";
@@ -24,6 +26,13 @@ const ROUTE_STATE_FLAGS = 0x1 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80; // dead, offloa
 
 /** `routes[i].name`, built only when an error names it. */
 const at = (i: number, name: string) => `routes[${i}].${name}`;
+
+/** An address of `family` for field `name` of route `i`; the field's path is built only for an error. */
+function address(i: number, name: string, value: string, family: Family): ParsedIp {
+  const parsed = parseIp(value);
+  if (typeof parsed !== "string" && parsed.family === family) return parsed;
+  return validIp(at(i, name), value, family); // throws, naming the field and the value
+}
 
 /** The family the text before the first '/' of `s` names, undefined when that is empty. */
 function prefixFamily(s: string): Family | undefined {
@@ -48,7 +57,7 @@ function canonicalDest(i: number, dest: string, family: Family): string {
     if (dest.indexOf("/", slash + 1) >= 0) throw invalid(at(i, "dest"), dest, "is not a CIDR");
     len = dest.slice(slash + 1);
   }
-  const a = validIp(at(i, "dest"), addr, family);
+  const a = address(i, "dest", addr, family);
   const prefix = len === undefined ? maxPrefix(family) : parsePrefix(len, family);
   if (typeof prefix === "string") throw invalid(at(i, "dest"), dest, prefix);
   // The Kata agent fails with EINVAL on host bits (#5207); they are cleared here.
@@ -94,14 +103,14 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
     const family: Family = first ?? declared;
 
     const dst = canonicalDest(i, r.dest, family);
-    const gw = r.gateway ? validIp(at(i, "gateway"), r.gateway, family) : undefined;
+    const gw = r.gateway ? address(i, "gateway", r.gateway, family) : undefined;
     // `via 0.0.0.0` (or `::`) makes a route without a gateway; said so here,
     // the plan matches what the kernel reads back instead of redoing it.
     const gateway = gw !== undefined && !allZero(gw.bytes) ? gw.text : undefined;
     let prefsrc: string | undefined;
     if (r.source) {
       const [addr = "", len] = r.source.split("/");
-      prefsrc = validIp(at(i, "source"), addr, family).text || undefined;
+      prefsrc = address(i, "source", addr, family).text || undefined;
       if (len !== undefined && len !== String(maxPrefix(family))) {
         throw invalid(
           at(i, "source"),
