@@ -58,9 +58,12 @@ export interface IpRunOptions {
 /**
  * The largest exchange the resident session takes, in lines, and the
  * largest route table it reads. iproute2 flushes its JSON every route, and
- * a pipe hands each flush to the event loop on its own (ip-output.ts): past
- * a few hundred routes that costs more CPU than a process start saves, so
- * large work goes to a one-shot process writing to a file.
+ * a pipe hands each flush to the event loop on its own (ip-output.ts).
+ * Reading N routes (bun bench/profile/session-crossover.ts, load ~7 on 2
+ * cores), one-shot vs session, wall / agent CPU in ms: 64: 6.8 / 0.9 vs
+ * 1.2 / 0.7; 512: 9.7 / 1.1 vs 6.5 / 3.0; 2048: 13.7 / 1.4 vs 14.1 / 11.4.
+ * At 512 the session still wins in time at ~3x the CPU; past it, large
+ * work goes to a one-shot process writing to a file.
  */
 export const SESSION_MAX_LINES = 512;
 export const SESSION_MAX_ROUTES = 512;
