@@ -1,0 +1,79 @@
+/**
+ * A pod's sync (Check, UpdateInterface, UpdateRoutes, AddARPNeighbors of a
+ * real CNI ptp pod) into two agents side by side, each in its own guest
+ * netns, started with different flags: A and B interleaved (A B / B A),
+ * the guest put back between runs as bench row 8 does (addresses, routes
+ * and neighbours flushed, the name put back by the agent itself).
+ *
+ *   bun bench/profile/pod-sync-ab.ts [--pairs 21] [--a "--ip-session off"] [--b ""]
+ */
+import { AgentService } from "../../src/gen/agent_pb";
+import { AgentClient } from "../../src/host/client";
+import { syncAgent } from "../../src/host/drive-agent";
+import { readPodRequests } from "../../src/host/pod-requests";
+import { Netns } from "../../test/helpers/netns";
+import { addVeth, PtpPod } from "../../test/host/helpers";
+import { interleave } from "../lib/interleave";
+import { median } from "../lib/stats";
+
+const argv = process.argv.slice(2);
+const opt = (k: string, d: string) => {
+  const i = argv.indexOf(k);
+  return i >= 0 ? (argv[i + 1] as string) : d;
+};
+const pairs = Number(opt("--pairs", "21"));
+const flags = (s: string) => s.split(" ").filter((x) => x !== "");
+const sides = { a: flags(opt("--a", "--ip-session off")), b: flags(opt("--b", "")) };
+
+const pod = await PtpPod.create();
+const cleanup: (() => Promise<void> | void)[] = [() => pod.remove()];
+try {
+  const gw = (pod.result as { ips?: { gateway?: string }[] }).ips?.[0]?.gateway as string;
+  await pod.pod.ip(
+    "neigh",
+    "add",
+    gw,
+    "lladdr",
+    "02:00:00:00:0b:01",
+    "dev",
+    "eth0",
+    "nud",
+    "permanent",
+  );
+  const req = await readPodRequests(pod.pod.name);
+  const iface = req.interfaces[0] as (typeof req.interfaces)[0];
+  const guest = async (args: string[]) => {
+    const ns = await Netns.create("nh5ab");
+    cleanup.push(() => ns.remove());
+    await addVeth(ns, "gst0", iface.hwAddr);
+    const agent = await ns.startAgent(args);
+    cleanup.push(() => agent.stop());
+    const client = await AgentClient.connect(`unix://${agent.socket}`);
+    cleanup.push(() => client.close());
+    const times: number[] = [];
+    const run = async () => {
+      await ns.ip("neigh", "flush", "dev", iface.name, "nud", "permanent").catch(() => "");
+      await ns.ip("route", "flush", "dev", iface.name).catch(() => "");
+      await ns.ip("addr", "flush", "dev", iface.name).catch(() => "");
+      const back = { hwAddr: iface.hwAddr, mtu: iface.mtu, name: "gst0" };
+      await client.unary(AgentService.method.updateInterface, { interface: back });
+      const t0 = performance.now();
+      await syncAgent(client, req, { timeoutMs: 30_000 });
+      times.push(performance.now() - t0);
+    };
+    return { run, times };
+  };
+  const a = await guest(sides.a);
+  const b = await guest(sides.b);
+  await a.run();
+  await b.run();
+  a.times.length = 0;
+  b.times.length = 0;
+  await interleave(pairs, a.run, b.run);
+  const ratios = b.times.map((x, i) => x / (a.times[i] as number));
+  console.log(`A (${sides.a.join(" ") || "defaults"}): median ${median(a.times).toFixed(2)} ms`);
+  console.log(`B (${sides.b.join(" ") || "defaults"}): median ${median(b.times).toFixed(2)} ms`);
+  console.log(`B/A median of per-pair ratios: ${median(ratios).toFixed(2)} (${pairs} pairs)`);
+} finally {
+  for (const f of cleanup.reverse()) await f();
+}
