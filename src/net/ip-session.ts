@@ -21,21 +21,10 @@
  * preceded by a link check unless the exchange just before it listed the
  * links (the call's own read, moments before).
  */
-import type { Subprocess } from "bun";
 import { Code, TtrpcError } from "../ttrpc/codes";
-import { NameCacheWatch } from "./ip-name-cache";
+import { Resident, type RunResult } from "./ip-resident";
 
-/** What one exchange (or one-shot run) left: the same shape for both. */
-export interface RunResult {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  /** Set when ip did not run to its end: killed by the runner, or never started. */
-  killed?: TtrpcError;
-}
-
-/** The comment line that ends an exchange (stand-ins in tests split on it). */
-export const EXCHANGE_END = "# netagent exchange";
+export type { RunResult } from "./ip-resident";
 
 /** The show lines that list links, whose documents the staleness check reads. */
 const LISTS_LINKS = /^(addr|address|link) show$/;
@@ -47,113 +36,11 @@ const LISTS_LINKS = /^(addr|address|link) show$/;
  */
 const LISTING_TRUSTED_MS = 100;
 
+/** Standard error kept from earlier exchanges before it is dropped (bytes, about). */
+const MAX_KEPT_STDERR = 64 * 1024;
+
 /** How long the words of a process that ended are waited for after its output ended. */
 const STDERR_GRACE_MS = 2000;
-
-type Child = Subprocess<"pipe", "pipe", "pipe">;
-
-/** One running process and what has come out of it. */
-class Resident {
-  readonly proc: Child;
-  private readonly reader: { read(): Promise<{ value?: Uint8Array; done: boolean }> };
-  private readonly decoder = new TextDecoder();
-  /** Standard output received and not yet taken. */
-  private out = "";
-  private ended = false;
-  /** All of standard error so far. */
-  err = "";
-  readonly errDone: Promise<void>;
-  /** Lines written so far: iproute2's line numbers continue across exchanges. */
-  sent = 0;
-  /** Judges the process's link name cache from the listings it printed. */
-  readonly names = new NameCacheWatch();
-  /** The last exchange ended with a link listing, nothing changed after it. */
-  listedLast = false;
-  /** When that listing was read (performance.now()). */
-  listedAt = 0;
-  killed: TtrpcError | undefined;
-
-  constructor(binary: string) {
-    const proc = Bun.spawn([binary, "-json", "-details", "-batch", "-"], {
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
-    });
-    this.proc = proc;
-    this.reader = proc.stdout.getReader() as unknown as Resident["reader"];
-    this.errDone = (async () => {
-      const errDecoder = new TextDecoder();
-      for await (const chunk of proc.stderr) {
-        this.err += errDecoder.decode(chunk, { stream: true });
-      }
-    })().catch(() => {});
-  }
-
-  get alive(): boolean {
-    return !this.ended && this.killed === undefined && this.proc.exitCode === null;
-  }
-
-  kill(why: TtrpcError): void {
-    this.killed ??= why;
-    this.proc.kill("SIGKILL");
-  }
-
-  /** Writes lines and the end marker; false when the process is gone. */
-  write(lines: readonly string[]): boolean {
-    try {
-      this.proc.stdin.write(`${lines.join("\n")}\n${EXCHANGE_END}\n`);
-      // A process that died meanwhile fails the flush (EPIPE): its output's end tells.
-      const flushed = this.proc.stdin.flush();
-      if (flushed instanceof Promise) flushed.catch(() => {});
-      this.sent += lines.length + 1;
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /** The next `n` documents; fewer when the output ended first. */
-  async take(n: number): Promise<string[]> {
-    const docs: string[] = [];
-    let from = 0;
-    while (docs.length < n) {
-      const nl = this.out.indexOf("\n", from);
-      if (nl !== -1) {
-        docs.push(this.out.slice(from, nl));
-        from = nl + 1;
-        continue;
-      }
-      this.out = this.out.slice(from);
-      from = 0;
-      if (this.ended) break;
-      const { value, done } = await this.reader
-        .read()
-        .catch(() => ({ value: undefined, done: true }));
-      if (done) {
-        this.ended = true;
-        this.out += this.decoder.decode();
-      } else {
-        this.out += this.decoder.decode(value, { stream: true });
-      }
-    }
-    this.out = this.out.slice(from);
-    return docs;
-  }
-
-  /** Output nobody asked for: the process and the agent no longer agree on the exchange. */
-  get leftover(): boolean {
-    return this.out.length > 0;
-  }
-
-  close(): void {
-    try {
-      this.proc.stdin.end();
-    } catch {
-      // Already gone.
-    }
-  }
-}
 
 export interface ExchangeOptions {
   signal?: AbortSignal;
@@ -295,6 +182,8 @@ export class IpSession {
       return { stdout: "", stderr: "", exitCode: -1, killed, docs: [] };
     }
     const base = resident.sent;
+    // Only this exchange's words matter: warnings of earlier ones are not kept for ever.
+    if (resident.err.length > MAX_KEPT_STDERR) resident.err = "";
     const errFrom = resident.err.length;
     const timer = setTimeout(() => {
       resident.kill(
