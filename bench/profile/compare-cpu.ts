@@ -64,7 +64,13 @@ async function load(root: string): Promise<Steps> {
       flags: [],
     })),
   ])}\n`;
-  const decode = () => pb.fromBinary(agentPb.UpdateRoutesRequestSchema, payload);
+  // The call runner's own reader and writer where the tree has them (run-call.ts).
+  const codec = existsSync(join(root, "src/wire/routes-codec.ts"))
+    ? await import(join(root, "src/wire/routes-codec.ts"))
+    : undefined;
+  const decode = () =>
+    codec?.decodeUpdateRoutesRequest(payload) ??
+    pb.fromBinary(agentPb.UpdateRoutesRequestSchema, payload);
   const protoRoutes = decode().routes.Routes;
   const desired = validateRoutes(protoRoutes);
   const parse = () => parseRoutes(splitJsonDocuments(ipText)[0]);
@@ -72,11 +78,10 @@ async function load(root: string): Promise<Steps> {
   const kernelOnly = current.slice(0, 1);
   const plan0 = () => planRoutes(kernelOnly, desired, { keepLinkless: true });
   const ops = plan0();
-  const encode = (routes: unknown[]) =>
-    pb.toBinary(
-      agentPb.RoutesSchema,
-      pb.create(agentPb.RoutesSchema, { Routes: routes.map(routeToProto) }),
-    );
+  const encode = (routes: unknown[]) => {
+    const message = pb.create(agentPb.RoutesSchema, { Routes: routes.map(routeToProto) });
+    return codec?.encodeRoutes(message) ?? pb.toBinary(agentPb.RoutesSchema, message);
+  };
   return {
     decode,
     validate: () => validateRoutes(protoRoutes),

@@ -6,6 +6,7 @@
  * small frame) instead of an exception outside the call.
  */
 import { create, type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { FAST_DECODERS, FAST_ENCODERS } from "../wire/routes-codec";
 import type { CallAbort } from "./call-abort";
 import { Code, TtrpcError } from "./codes";
 import { countRepeated } from "./count-repeated";
@@ -106,6 +107,9 @@ function answerFrame(streamId: number, response: Uint8Array, code: Code, message
 /** The payload of the OK Response for a handler's output; INTERNAL when it cannot be encoded. */
 function encodeOk(schema: DescMessage, output: unknown): Uint8Array {
   const message = createOutput(schema, output);
+  // A large answer's own writer (routes-codec.ts) when it takes the message.
+  const fast = FAST_ENCODERS.get(schema.typeName)?.(message);
+  if (fast !== undefined) return fast;
   try {
     return toBinary(schema, message);
   } catch (err) {
@@ -139,6 +143,9 @@ function decodeInput(schema: DescMessage, payload: Uint8Array, maxRepeated: numb
   // An empty payload is the empty message (Check, ListRoutes): no reader needed.
   if (payload.length === 0) return create(schema);
   countRepeated(schema, payload, maxRepeated);
+  // A large request's own reader (routes-codec.ts) when it takes the bytes.
+  const fast = FAST_DECODERS.get(schema.typeName)?.(payload);
+  if (fast !== undefined) return fast;
   try {
     return fromBinary(schema, payload);
   } catch (err) {

@@ -30,7 +30,11 @@ export function addressToProto(a: { family: 4 | 6; address: string; prefix: numb
  * preferred source; family, flags and mtu are filled.
  */
 export function routeToProto(r: Route): ProtoRoute {
-  return create(RouteSchema, {
+  // The message create(RouteSchema, ...) makes (every field, declaration
+  // order), as a literal: create's reflective copy per route showed over
+  // 10,000 routes. test/unit/routes-codec.test.ts holds the two equal.
+  return {
+    $typeName: RouteSchema.typeName,
     dest: r.dst,
     gateway: r.gateway ?? "",
     device: r.dev,
@@ -39,7 +43,7 @@ export function routeToProto(r: Route): ProtoRoute {
     family: protoFamily(r.family),
     flags: r.onlink ? RTNH_F_ONLINK : 0,
     mtu: r.mtu,
-  });
+  };
 }
 
 /** A link as the kernel has it: lower-case MAC, every address with its true family. */

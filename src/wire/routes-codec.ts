@@ -1,0 +1,250 @@
+/**
+ * UpdateRoutesRequest in and Routes out, read and written by hand for the
+ * common shape: over 10,000 routes, protobuf-es's reflective reader and
+ * writer (a create() and a character array per string, a field lookup per
+ * tag) were the largest cost of a call left in JavaScript. Anything off the
+ * common shape — an unknown or repeated top-level field, a wire type other
+ * than the schema's, a non-ASCII string, a varint longer than 32 bits, a
+ * value toBinary would refuse — returns undefined, and the caller uses
+ * fromBinary/toBinary, whose answer or error stands. Where this gives an
+ * answer it is theirs: test/unit/routes-codec.test.ts compares them on
+ * random and mutated messages.
+ */
+import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";
+import { RouteSchema } from "../gen/types_pb";
+
+const REQUEST = UpdateRoutesRequestSchema.typeName;
+const ROUTES = RoutesSchema.typeName;
+const ROUTE = RouteSchema.typeName;
+
+/** A decoded types.Route, as fromBinary builds it (every field, declaration order). */
+interface RouteMessage {
+  $typeName: typeof ROUTE;
+  dest: string;
+  gateway: string;
+  device: string;
+  source: string;
+  scope: number;
+  family: number;
+  flags: number;
+  mtu: number;
+}
+
+/** Read position; -1 once the input is off the common shape. */
+let pos = 0;
+
+/** A varint of at most 32 bits (five bytes, nothing dropped), or -1. */
+function varint(buf: Uint8Array, end: number): number {
+  let result = 0;
+  for (let shift = 0; shift < 35; shift += 7) {
+    if (pos >= end) return -1;
+    const b = buf[pos++] as number;
+    if (shift === 28) return b > 0x0f ? -1 : (result | (b << 28)) >>> 0;
+    result |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) return result >>> 0;
+  }
+  return -1;
+}
+
+/**
+ * The string last read per field (gateway, device, source): a table names
+ * a handful of gateways and links thousands of times, so the same bytes
+ * give back the same string instead of a new one.
+ */
+const last: ({ start: number; len: number; text: string } | undefined)[] = [];
+
+function sameBytes(buf: Uint8Array, a: number, b: number, len: number): boolean {
+  for (let i = 0; i < len; i++) if (buf[a + i] !== buf[b + i]) return false;
+  return true;
+}
+
+/** An ASCII string of `len` bytes at `pos` for field `field`, or undefined. */
+function ascii(buf: Uint8Array, len: number, field: number): string | undefined {
+  const start = pos;
+  pos += len;
+  const prev = field === 1 ? undefined : last[field];
+  if (prev !== undefined && prev.len === len && sameBytes(buf, start, prev.start, len)) {
+    return prev.text;
+  }
+  for (let i = start; i < pos; i++) if ((buf[i] as number) > 0x7f) return undefined;
+  const text = String.fromCharCode.apply(null, buf.subarray(start, pos) as unknown as number[]);
+  if (field !== 1) last[field] = { start, len, text };
+  return text;
+}
+
+function decodeRoute(buf: Uint8Array, end: number): RouteMessage | undefined {
+  const r: RouteMessage = {
+    $typeName: ROUTE,
+    dest: "",
+    gateway: "",
+    device: "",
+    source: "",
+    scope: 0,
+    family: 0,
+    flags: 0,
+    mtu: 0,
+  };
+  while (pos < end) {
+    const tag = buf[pos++] as number;
+    const field = tag >> 3;
+    if ((tag & 0x80) !== 0 || field < 1 || field > 8) return undefined;
+    const v = varint(buf, end);
+    if (v < 0) return undefined;
+    if (field <= 4) {
+      if ((tag & 7) !== 2 || pos + v > end) return undefined;
+      const s = ascii(buf, v, field);
+      if (s === undefined) return undefined;
+      if (field === 1) r.dest = s;
+      else if (field === 2) r.gateway = s;
+      else if (field === 3) r.device = s;
+      else r.source = s;
+    } else {
+      if ((tag & 7) !== 0) return undefined;
+      if (field === 5) r.scope = v;
+      else if (field === 6)
+        r.family = v | 0; // an enum is read as int32
+      else if (field === 7) r.flags = v;
+      else r.mtu = v;
+    }
+  }
+  return pos === end ? r : undefined;
+}
+
+/**
+ * grpc.UpdateRoutesRequest with its one `routes` field, as fromBinary would
+ * give it; undefined for anything else (the caller decodes with fromBinary).
+ */
+export function decodeUpdateRoutesRequest(buf: Uint8Array): unknown {
+  pos = 0;
+  last.length = 0;
+  try {
+    if (buf.length === 0 || buf[pos++] !== 0x0a) return undefined;
+    const len = varint(buf, buf.length);
+    if (len < 0 || pos + len !== buf.length) return undefined;
+    const Routes: RouteMessage[] = [];
+    while (pos < buf.length) {
+      if (buf[pos++] !== 0x0a) return undefined;
+      const n = varint(buf, buf.length);
+      if (n < 0 || pos + n > buf.length) return undefined;
+      const route = decodeRoute(buf, pos + n);
+      if (route === undefined) return undefined;
+      Routes.push(route);
+    }
+    return { $typeName: REQUEST, routes: { $typeName: ROUTES, Routes } };
+  } finally {
+    last.length = 0; // no hold on the request's bytes
+  }
+}
+
+/** Bytes of a varint. */
+function varintSize(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
+}
+
+const isUint32 = (v: unknown): v is number =>
+  typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
+function isAscii(s: unknown): s is string {
+  if (typeof s !== "string") return false;
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** A field's bytes with its tag; none for a zero value (proto3 writes no default). */
+const stringSize = (s: string) => (s.length === 0 ? 0 : 1 + varintSize(s.length) + s.length);
+const numberSize = (v: number) => (v === 0 ? 0 : 1 + varintSize(v));
+
+/** A route's encoded size, or -1 when toBinary must have it (an odd value or an unknown field). */
+function routeSize(r: RouteMessage): number {
+  if (r.$typeName !== ROUTE || "$unknown" in r) return -1;
+  const { dest, gateway, device, source, scope, family, flags, mtu } = r;
+  if (!isAscii(dest) || !isAscii(gateway) || !isAscii(device) || !isAscii(source)) return -1;
+  if (!isUint32(scope) || !isUint32(flags) || !isUint32(mtu)) return -1;
+  if (!isUint32(family) || family > 0x7fffffff) return -1;
+  return (
+    stringSize(dest) +
+    stringSize(gateway) +
+    stringSize(device) +
+    stringSize(source) +
+    numberSize(scope) +
+    numberSize(family) +
+    numberSize(flags) +
+    numberSize(mtu)
+  );
+}
+
+/** Write position in `out`, the answer being written. */
+let out = new Uint8Array(0);
+let at = 0;
+
+function putVarint(v: number): void {
+  while (v >= 0x80) {
+    out[at++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[at++] = v;
+}
+
+function putString(tag: number, s: string): void {
+  if (s.length === 0) return;
+  out[at++] = tag;
+  putVarint(s.length);
+  for (let i = 0; i < s.length; i++) out[at++] = s.charCodeAt(i);
+}
+
+function putNumber(tag: number, v: number): void {
+  if (v === 0) return;
+  out[at++] = tag;
+  putVarint(v);
+}
+
+/**
+ * grpc.Routes as toBinary writes it (fields in number order, zero values
+ * left out); undefined when the message is off the common shape.
+ */
+export function encodeRoutes(message: {
+  $typeName: string;
+  Routes?: unknown;
+}): Uint8Array | undefined {
+  if (message.$typeName !== ROUTES || "$unknown" in message || !Array.isArray(message.Routes))
+    return undefined;
+  const routes = message.Routes as RouteMessage[];
+  const sizes = new Array<number>(routes.length);
+  let total = 0;
+  for (let i = 0; i < routes.length; i++) {
+    const size = routeSize(routes[i] as RouteMessage);
+    if (size < 0) return undefined;
+    sizes[i] = size;
+    total += 1 + varintSize(size) + size;
+  }
+  out = new Uint8Array(total);
+  at = 0;
+  for (let i = 0; i < routes.length; i++) {
+    const r = routes[i] as RouteMessage;
+    out[at++] = 0x0a;
+    putVarint(sizes[i] as number);
+    putString(0x0a, r.dest);
+    putString(0x12, r.gateway);
+    putString(0x1a, r.device);
+    putString(0x22, r.source);
+    putNumber(0x28, r.scope);
+    putNumber(0x30, r.family);
+    putNumber(0x38, r.flags);
+    putNumber(0x40, r.mtu);
+  }
+  const done = out;
+  out = new Uint8Array(0); // no hold on the answer
+  return done;
+}
+
+/**
+ * The hand-written readers and writers by message type name, for the
+ * call runner (src/ttrpc/run-call.ts): each declines (undefined) what it
+ * does not handle, and protobuf-es does it.
+ */
+export const FAST_DECODERS: ReadonlyMap<string, (payload: Uint8Array) => unknown> = new Map([
+  [REQUEST, decodeUpdateRoutesRequest],
+]);
+export const FAST_ENCODERS: ReadonlyMap<
+  string,
+  (message: { $typeName: string }) => Uint8Array | undefined
+> = new Map([[ROUTES, encodeRoutes]]);
