@@ -60,15 +60,27 @@ export function recordingIp(dir: TempDir): { bin: string; calls(): IpCall[] } {
  * (SIGKILL) as if it crashed on line k. Reads and restores pass through.
  * `armed` is a file: remove it to make the stand-in a plain pass-through.
  */
-export function dyingIp(dir: TempDir, k: number): { bin: string; armed: string; deaths(): number } {
+export function dyingIp(
+  dir: TempDir,
+  k: number,
+): {
+  bin: string;
+  armed: string;
+  deaths(): number;
+  /** For each death, how many exchanges the killed process had answered before (0: a fresh one). */
+  answeredBeforeDeath(): number[];
+} {
   const armed = dir.join("armed");
   const deaths = dir.join("deaths");
   writeFileSync(armed, "");
   const bin = writeStandin(dir.join(`ip-dies-on-${k}`), { kind: "dying", k, armed, deaths });
+  const lines = () =>
+    existsSync(deaths) ? readFileSync(deaths, "utf8").split("\n").slice(0, -1) : [];
   return {
     bin,
     armed,
-    deaths: () => (existsSync(deaths) ? readFileSync(deaths, "utf8").split("\n").length - 1 : 0),
+    deaths: () => lines().length,
+    answeredBeforeDeath: () => lines().map(Number),
   };
 }
 

@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 
 /** A netns with eth0 (10.1.1.2/24) and eth1 (192.0.2.2/24), an agent in it, and a client. */
-async function setup(opts: { ipBin?: string; logLevel?: string } = {}) {
+async function setup(opts: { ipBin?: string; logLevel?: string; ipSession?: string } = {}) {
   const ns = await Netns.create("nt-fault");
   cleanup.push(() => ns.remove());
   await ns.veth("eth0", "peer0", { mac: "02:00:00:00:0d:01" });
@@ -38,7 +38,7 @@ async function setup(opts: { ipBin?: string; logLevel?: string } = {}) {
   await ns.ip("addr", "add", "fd00:1::2/64", "dev", "eth0", "nodad");
   const agent = await startHardenedAgent({
     netns: ns,
-    args: ["--log-level", opts.logLevel ?? "warn"],
+    args: ["--log-level", opts.logLevel ?? "warn", "--ip-session", opts.ipSession ?? "on"],
     ...(opts.ipBin ? { ipBin: opts.ipBin } : {}),
   });
   cleanup.push(() => agent.stop());
@@ -75,37 +75,46 @@ const countVia = async (ns: Netns) =>
     .length;
 
 describe("iproute2 failing in the middle of a plan", () => {
-  it("a stand-in ip killed on batch line k (k = 1, 2, 7, 40): restored byte-identical, next call works", async () => {
-    const ks = [1, 2, 7, 40];
-    let injected = 0;
-    for (const k of ks) {
-      const dir: TempDir = tempDir("netagent-fault-");
-      cleanup.push(() => dir.remove());
-      const dying = dyingIp(dir, k);
-      const { ns, update } = await setup({ ipBin: dying.bin });
-      writeFileSync(dying.armed, "");
-      // A table to come back to: what an earlier call set up.
-      unlinkSync(dying.armed);
-      await update([{ dest: "198.51.100.0/24", gateway: "10.1.1.1", device: "eth0" }]);
-      writeFileSync(dying.armed, "");
-      const before = await ns.routeDump();
-      const err = await refusal(update(manyRoutes(60)));
-      injected++;
-      expect(dying.deaths()).toBe(1);
-      // The failure is reported as the tool's, not the request's.
-      expect(err.code, err.message).toBe(Code.INTERNAL);
-      expect(err.message).toMatch(/ip was killed by SIGKILL before it finished/);
-      if (k === 1) console.log(`ip killed on line ${k}: ${err.code} ${err.message}`);
-      expect(await ns.routeDump()).toBe(before);
-      // The next call works (ip healthy again) and applies exactly what it asks.
-      unlinkSync(dying.armed);
-      await update(manyRoutes(60));
-      expect(await countVia(ns)).toBe(60);
-      expect(existsSync(dying.armed)).toBe(false);
-      for (const f of cleanup.splice(0).reverse()) await f();
-    }
-    expect(injected).toBe(ks.length);
-  }, 110_000);
+  // On: the plan is an exchange with the resident ip, which dies; off: a process of its own.
+  it.each(["on", "off"])(
+    "a stand-in ip killed on batch line k (k = 1, 2, 7, 40), --ip-session %s: restored byte-identical, next call works",
+    async (ipSession) => {
+      const ks = [1, 2, 7, 40];
+      let injected = 0;
+      for (const k of ks) {
+        const dir: TempDir = tempDir("netagent-fault-");
+        cleanup.push(() => dir.remove());
+        const dying = dyingIp(dir, k);
+        const { ns, update } = await setup({ ipBin: dying.bin, ipSession });
+        writeFileSync(dying.armed, "");
+        // A table to come back to: what an earlier call set up.
+        unlinkSync(dying.armed);
+        await update([{ dest: "198.51.100.0/24", gateway: "10.1.1.1", device: "eth0" }]);
+        writeFileSync(dying.armed, "");
+        const before = await ns.routeDump();
+        const err = await refusal(update(manyRoutes(60)));
+        injected++;
+        expect(dying.deaths()).toBe(1);
+        // On, the resident ip died (it had answered this and the last call's reads); off, a fresh one.
+        const answered = dying.answeredBeforeDeath()[0] as number;
+        if (ipSession === "on") expect(answered).toBeGreaterThan(0);
+        else expect(answered).toBe(0);
+        // The failure is reported as the tool's, not the request's.
+        expect(err.code, err.message).toBe(Code.INTERNAL);
+        expect(err.message).toMatch(/ip was killed by SIGKILL before it finished/);
+        if (k === 1) console.log(`ip killed on line ${k}: ${err.code} ${err.message}`);
+        expect(await ns.routeDump()).toBe(before);
+        // The next call works (ip healthy again) and applies exactly what it asks.
+        unlinkSync(dying.armed);
+        await update(manyRoutes(60));
+        expect(await countVia(ns)).toBe(60);
+        expect(existsSync(dying.armed)).toBe(false);
+        for (const f of cleanup.splice(0).reverse()) await f();
+      }
+      expect(injected).toBe(ks.length);
+    },
+    110_000,
+  );
 
   it("a gateway the kernel refuses on line k: restored byte-identical, the answer names that route", async () => {
     const { ns, update } = await setup();

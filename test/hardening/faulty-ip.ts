@@ -23,6 +23,8 @@ export interface FaultyIp {
   wedgeNextWrite(): void;
   /** PID of the process wedged or killed by the last fault, once it started. */
   faultPid(): number | undefined;
+  /** How many exchanges that process had answered before the fault (0: a fresh process). */
+  faultAfter(): number | undefined;
   /** How many reads were failed on purpose. */
   failedReads(): number;
 }
@@ -31,13 +33,17 @@ export interface FaultyIp {
 export function faultyIp(dir: TempDir): FaultyIp {
   const f = (name: string) => dir.join(`faulty-${name}`);
   const bin = writeStandin(f("ip"), { kind: "faulty", prefix: dir.join("faulty-") });
+  // "PID EXCHANGES", written when a fault hits.
+  const fault = () =>
+    existsSync(f("pid")) ? readFileSync(f("pid"), "utf8").split(" ").map(Number) : undefined;
   return {
     bin,
     dieOnLine: (k) => writeFileSync(f("die"), String(k)),
     failReadsAfterFailedWrite: (n) => writeFileSync(f("arm-reads"), String(n)),
     beforeNextWrite: (commands) => writeFileSync(f("before"), `${commands.join("\n")}\n`),
     wedgeNextWrite: () => writeFileSync(f("wedge"), ""),
-    faultPid: () => (existsSync(f("pid")) ? Number(readFileSync(f("pid"), "utf8")) : undefined),
+    faultPid: () => fault()?.[0],
+    faultAfter: () => fault()?.[1],
     failedReads: () =>
       existsSync(f("failed-reads"))
         ? readFileSync(f("failed-reads"), "utf8").split("\n").length - 1

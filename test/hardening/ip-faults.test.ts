@@ -24,8 +24,11 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-/** A netns with eth0 (10.1.1.2/24) and eth1 (192.0.2.2/24), an agent using a faulty ip, a client. */
-async function setup() {
+/**
+ * A netns with eth0 (10.1.1.2/24) and eth1 (192.0.2.2/24), an agent using a
+ * faulty ip with the resident session on or off, a client.
+ */
+async function setup(ipSession = "on") {
   const dir = tempDir("netagent-ipfault-");
   cleanup.push(() => dir.remove());
   const ip = faultyIp(dir);
@@ -37,7 +40,7 @@ async function setup() {
   await ns.ip("addr", "add", "192.0.2.2/24", "dev", "eth1");
   const agent = await startHardenedAgent({
     netns: ns,
-    args: ["--log-level", "debug"],
+    args: ["--log-level", "debug", "--ip-session", ipSession],
     ipBin: ip.bin,
   });
   cleanup.push(() => agent.stop());
@@ -76,99 +79,109 @@ const alive = (pid: number) => {
   }
 };
 
-describe("the read that plans a restore fails", () => {
-  it("UpdateRoutes: the table is still restored, the answer names the route that failed", async () => {
-    const { ns, ip, agent, update } = await setup();
-    await update(hostRoutes(20, 50));
-    const before = await ns.routeDump();
-    const routes = hostRoutes(40);
-    routes[30] = { dest: "203.0.113.0/24", gateway: "172.31.9.9", device: "eth0" };
-    ip.failReadsAfterFailedWrite(5);
-    const err = await refusal(update(routes));
-    expect(ip.failedReads()).toBeGreaterThan(0);
-    expect(err.code).toBe(Code.INVALID_ARGUMENT);
-    expect(err.message).toMatch(/^route 203\.0\.113\.0\/24 via 172\.31\.9\.9 dev eth0: /);
-    expect(await ns.routeDump()).toBe(before);
-    expect(agent.child.stderr).toMatch(/cannot read the routes to restore them/);
-    expect(agent.child.stderr).toMatch(/restored state after a failed change/);
-  }, 60_000);
+describe.each(["on", "off"])("--ip-session %s", (mode) => {
+  // On, the faults hit exchanges of the resident ip; off, processes of their own.
+  describe("the read that plans a restore fails", () => {
+    it("UpdateRoutes: the table is still restored, the answer names the route that failed", async () => {
+      const { ns, ip, agent, update } = await setup(mode);
+      await update(hostRoutes(20, 50));
+      const before = await ns.routeDump();
+      const routes = hostRoutes(40);
+      routes[30] = { dest: "203.0.113.0/24", gateway: "172.31.9.9", device: "eth0" };
+      ip.failReadsAfterFailedWrite(5);
+      const err = await refusal(update(routes));
+      expect(ip.failedReads()).toBeGreaterThan(0);
+      expect(err.code).toBe(Code.INVALID_ARGUMENT);
+      expect(err.message).toMatch(/^route 203\.0\.113\.0\/24 via 172\.31\.9\.9 dev eth0: /);
+      expect(await ns.routeDump()).toBe(before);
+      expect(agent.child.stderr).toMatch(/cannot read the routes to restore them/);
+      expect(agent.child.stderr).toMatch(/restored state after a failed change/);
+    }, 60_000);
 
-  it("UpdateInterface: a failed read is tried again and the link restored", async () => {
-    const { ns, ip, agent, client } = await setup();
-    const link = async () => {
-      const [l] = await ns.json<{ ifname: string; mtu: number; addr_info: { local: string }[] }[]>(
-        "addr",
-        "show",
-        "dev",
-        (await ns.json<{ ifname: string; address: string }[]>("link")).find(
-          (x) => x.address === "02:00:00:00:0e:01",
-        )?.ifname as string,
+    it("UpdateInterface: a failed read is tried again and the link restored", async () => {
+      const { ns, ip, agent, client } = await setup(mode);
+      const link = async () => {
+        const [l] = await ns.json<
+          { ifname: string; mtu: number; addr_info: { local: string }[] }[]
+        >(
+          "addr",
+          "show",
+          "dev",
+          (await ns.json<{ ifname: string; address: string }[]>("link")).find(
+            (x) => x.address === "02:00:00:00:0e:01",
+          )?.ifname as string,
+        );
+        return { name: l?.ifname, mtu: l?.mtu, addresses: l?.addr_info.map((a) => a.local).sort() };
+      };
+      const before = await link();
+      // rename, MTU, address changes: ip dies on line 3, and the first read after fails.
+      ip.dieOnLine(3);
+      ip.failReadsAfterFailedWrite(1);
+      const err = await refusal(
+        client.unary(AgentService.method.updateInterface, {
+          interface: {
+            hwAddr: "02:00:00:00:0e:01",
+            name: "eth7",
+            mtu: 1400n,
+            IPAddresses: [{ address: "10.9.9.2", mask: "24" }],
+          },
+        }),
       );
-      return { name: l?.ifname, mtu: l?.mtu, addresses: l?.addr_info.map((a) => a.local).sort() };
-    };
-    const before = await link();
-    // rename, MTU, address changes: ip dies on line 3, and the first read after fails.
-    ip.dieOnLine(3);
-    ip.failReadsAfterFailedWrite(1);
-    const err = await refusal(
-      client.unary(AgentService.method.updateInterface, {
-        interface: {
-          hwAddr: "02:00:00:00:0e:01",
-          name: "eth7",
-          mtu: 1400n,
-          IPAddresses: [{ address: "10.9.9.2", mask: "24" }],
-        },
-      }),
-    );
-    expect(ip.failedReads()).toBe(1);
-    expect(err.message).toMatch(/^interface 02:00:00:00:0e:01: .*killed by SIGKILL/);
-    expect(await link()).toEqual(before);
-    expect(agent.child.stderr).toMatch(/restored state after a failed change/);
-  }, 60_000);
-});
+      expect(ip.failedReads()).toBe(1);
+      if (mode === "on") expect(ip.faultAfter()).toBeGreaterThan(0);
+      else expect(ip.faultAfter()).toBe(0);
+      expect(err.message).toMatch(/^interface 02:00:00:00:0e:01: .*killed by SIGKILL/);
+      expect(await link()).toEqual(before);
+      expect(agent.child.stderr).toMatch(/restored state after a failed change/);
+    }, 60_000);
+  });
 
-describe("a wedged ip, a cancelled call", () => {
-  it("the deadline kills the wedged batch (by PID), the half-applied table is restored, the next call runs", async () => {
-    const { ns, ip, agent, update } = await setup();
-    const before = await ns.routeDump();
-    ip.wedgeNextWrite();
-    const err = await refusal(update(hostRoutes(400), 3_000));
-    expect(err.code).toBe(Code.DEADLINE_EXCEEDED);
-    await waitFor(() => /restored state after a failed change/.test(agent.child.stderr), {
-      timeoutMs: 30_000,
-      what: "the restore",
-    });
-    const pid = ip.faultPid() as number;
-    expect(pid).toBeGreaterThan(0);
-    expect(alive(pid)).toBe(false);
-    expect(await ns.routeDump()).toBe(before);
-    // The write queue is free again.
-    await update(hostRoutes(10));
-    expect(
-      (await ns.ip("route", "show")).split("\n").filter((l) => l.includes("via")),
-    ).toHaveLength(10);
-  }, 60_000);
-});
+  describe("a wedged ip, a cancelled call", () => {
+    it("the deadline kills the wedged batch (by PID), the half-applied table is restored, the next call runs", async () => {
+      const { ns, ip, agent, update } = await setup(mode);
+      const before = await ns.routeDump();
+      ip.wedgeNextWrite();
+      const err = await refusal(update(hostRoutes(400), 3_000));
+      expect(err.code).toBe(Code.DEADLINE_EXCEEDED);
+      await waitFor(() => /restored state after a failed change/.test(agent.child.stderr), {
+        timeoutMs: 30_000,
+        what: "the restore",
+      });
+      const pid = ip.faultPid() as number;
+      // On, the wedged process is the resident one (it answered the call's read); off, a fresh one.
+      if (mode === "on") expect(ip.faultAfter()).toBeGreaterThan(0);
+      else expect(ip.faultAfter()).toBe(0);
+      expect(pid).toBeGreaterThan(0);
+      expect(alive(pid)).toBe(false);
+      expect(await ns.routeDump()).toBe(before);
+      // The write queue is free again.
+      await update(hostRoutes(10));
+      expect(
+        (await ns.ip("route", "show")).split("\n").filter((l) => l.includes("via")),
+      ).toHaveLength(10);
+    }, 60_000);
+  });
 
-describe("the kernel acting meanwhile", () => {
-  it("a stale route removed by the kernel before its delete: counts as done", async () => {
-    const { ns, ip, agent, update } = await setup();
-    await update([
-      ...hostRoutes(5),
-      { dest: "198.51.100.0/24", gateway: "192.0.2.1", device: "eth1" },
-    ]);
-    // The stale 198.51.100.0/24 goes away by itself just before the batch.
-    ip.beforeNextWrite(["route del 198.51.100.0/24 via 192.0.2.1 dev eth1"]);
-    await update(hostRoutes(3));
-    const routes = await ns.json<{ dst: string; gateway?: string; dev: string }[]>("route");
-    expect(
-      routes
-        .filter((r) => r.gateway)
-        .map((r) => `${r.dst} ${r.gateway} ${r.dev}`)
-        .sort(),
-    ).toEqual([0, 1, 2].map((i) => `10.100.0.${i} 10.1.1.1 eth0`));
-    expect(agent.child.stderr).toMatch(/stale route already gone.*198\.51\.100\.0\/24/);
-  }, 60_000);
+  describe("the kernel acting meanwhile", () => {
+    it("a stale route removed by the kernel before its delete: counts as done", async () => {
+      const { ns, ip, agent, update } = await setup(mode);
+      await update([
+        ...hostRoutes(5),
+        { dest: "198.51.100.0/24", gateway: "192.0.2.1", device: "eth1" },
+      ]);
+      // The stale 198.51.100.0/24 goes away by itself just before the batch.
+      ip.beforeNextWrite(["route del 198.51.100.0/24 via 192.0.2.1 dev eth1"]);
+      await update(hostRoutes(3));
+      const routes = await ns.json<{ dst: string; gateway?: string; dev: string }[]>("route");
+      expect(
+        routes
+          .filter((r) => r.gateway)
+          .map((r) => `${r.dst} ${r.gateway} ${r.dev}`)
+          .sort(),
+      ).toEqual([0, 1, 2].map((i) => `10.100.0.${i} 10.1.1.1 eth0`));
+      expect(agent.child.stderr).toMatch(/stale route already gone.*198\.51\.100\.0\/24/);
+    }, 60_000);
+  });
 });
 
 describe("hot-plug", () => {

@@ -147,6 +147,7 @@ describe("dyingIp", () => {
     const exit = await s.lastExchange([...nets.map((n) => replace(n)), "route show"]);
     expect(exit).toEqual({ code: null, signal: "SIGKILL" });
     expect(dying.deaths()).toBe(1);
+    expect(dying.answeredBeforeDeath()).toEqual([2]);
     expect(s.docs()).toHaveLength(2);
     expect(await gatewayRoutes(ns)).toEqual(["10.1.0.0/16", "10.2.0.0/16", "10.9.0.0/16"]);
     // A restore (-force) is not a write: it passes while armed.
@@ -170,6 +171,7 @@ describe("dyingIp", () => {
       `${replace("10.1.0.0/16")}\n${replace("10.2.0.0/16")}\n`,
     );
     expect(r.signal).toBe("SIGKILL");
+    expect(dying.answeredBeforeDeath()).toEqual([0]);
     expect(await gatewayRoutes(ns)).toEqual(["10.1.0.0/16"]);
   }, 60_000);
 });
@@ -215,6 +217,7 @@ describe("faultyIp", () => {
     s.send([...nets.map((n) => replace(n)), "route show"]);
     const pid = await waitFor(() => ip.faultPid(), { what: "the wedge" });
     expect(pid).toBe(s.pid);
+    expect(ip.faultAfter()).toBe(1);
     expect(await gatewayRoutes(ns)).toEqual(nets.slice(0, 2));
     expect(s.docs()).toHaveLength(1);
     expect(alive(pid)).toBe(true);
@@ -236,6 +239,7 @@ describe("faultyIp", () => {
     ]);
     expect(exit.signal).toBe("SIGKILL");
     expect(ip.faultPid()).toBe(s.pid);
+    expect(ip.faultAfter()).toBe(1);
     expect(await gatewayRoutes(ns)).toEqual(["10.1.0.0/16"]);
     // One-shot read: fails.
     const read = await oneShot(ns, ip.bin, ["-json", "route", "show"]);

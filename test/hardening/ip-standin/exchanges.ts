@@ -46,6 +46,8 @@ export interface Exchange {
   lines: string[];
   /** Lines this process read before this exchange, markers included. */
   base: number;
+  /** Exchanges this process served before this one (0: its first). */
+  index: number;
   /** A batch that changes something and is not a best-effort restore (`-force`). */
   write: boolean;
   /** Changes nothing: a plain command, or a batch of show lines only. */
@@ -110,15 +112,16 @@ async function* stdinLines(): AsyncGenerator<string> {
 export async function serve(argv: string[], handle: Handler): Promise<never> {
   const batch = argv.some((a, i) => a === "-batch" && argv[i + 1] === "-");
   const force = argv.includes("-force");
+  let served = 0;
   const exchange = (lines: string[], base: number): Exchange => {
     const changes = batch && lines.some((l) => isChangeLine(l.replace(/\n$/, "")));
-    return { argv, batch, force, lines, base, write: changes && !force, read: !changes };
+    const write = changes && !force;
+    return { argv, batch, force, lines, base, index: served, write, read: !changes };
   };
   const finish = (status: number) => process.exit(status);
   if (!batch) return finish(await handle(exchange([], 0)));
   let lines: string[] = [];
   let base = 0;
-  let served = 0;
   for await (const line of stdinLines()) {
     if (!MARKER.test(line)) {
       lines.push(line);

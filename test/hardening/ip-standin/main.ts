@@ -51,7 +51,7 @@ function dying(c: Extract<StandinConfig, { kind: "dying" }>): Handler {
     if (!x.write || !existsSync(c.armed) || x.lines.length < c.k) return runIp(x);
     const status = await runIp(x, x.lines.slice(0, c.k - 1));
     if (status !== 0) return status;
-    appendFileSync(c.deaths, "died\n");
+    appendFileSync(c.deaths, `${x.index}\n`);
     return die();
   };
 }
@@ -100,14 +100,14 @@ function faulty(prefix: string): Handler {
     if (existsSync(f("wedge"))) {
       rmSync(f("wedge"));
       await runIp(x, x.lines.slice(0, Math.floor(n / 2)), { quiet: true });
-      writeFileSync(f("pid"), String(process.pid));
+      writeFileSync(f("pid"), `${process.pid} ${x.index}`);
       await sleep(600_000);
       return 1;
     }
     const k = Number(take("die") || 0);
     if (k > 0 && n >= k) {
       await runIp(x, x.lines.slice(0, k - 1));
-      writeFileSync(f("pid"), String(process.pid));
+      writeFileSync(f("pid"), `${process.pid} ${x.index}`);
       armReads();
       return die();
     }
