@@ -199,7 +199,21 @@ describe("hot-plug", () => {
       });
     await update(hostRoutes(3));
     expect(settled).toBe(false);
-    await ns.veth("late0", "peer9", { mac: "02:00:00:00:0e:09" });
+    // The MAC given at creation: the agent renames the link as soon as the
+    // MAC appears, so a later `link set late0 ...` could find it gone.
+    await ns.ip(
+      "link",
+      "add",
+      "late0",
+      "address",
+      "02:00:00:00:0e:09",
+      "type",
+      "veth",
+      "peer",
+      "name",
+      "peer9",
+    );
+    await ns.ip("link", "set", "peer9", "up");
     const iface = await wait;
     expect(iface.name).toBe("eth9");
     const [l] = await ns.json<{ ifname: string; mtu: number }[]>("link", "show", "dev", "eth9");
