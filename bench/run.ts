@@ -4,7 +4,8 @@
  * (network namespaces), a built dist/netagent, and Go for rows 1-2.
  *
  *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8,9,10,11] [--pairs 7] [--counts 1,100,1000,10000,50000]
- *                    [--big-pairs 5] [--no-change-counts 100,10000] [--calls 100000]
+ *                    [--big-pairs 5] [--no-change-counts 100,10000] [--first-call-counts 10000]
+ *                    [--calls 100000]
  *                    [--slope-calls 300000] [--vm-boots 3] [--vm-pairs 3] [--vm-idle-ms 10000]
  *                    [--watch-changes 200] [--quiet-s 60] [--quick]
  *
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
         bigPairs,
         noChangeCounts: rowsWanted.has(4) ? list("--no-change-counts", [100, 10_000]) : [],
         noChangePairs: pairs,
+        firstCallCounts: rowsWanted.has(3) ? list("--first-call-counts", [10_000]) : [],
       }),
     );
   }

@@ -6,6 +6,9 @@
  * run) vs `ip -n NS -batch -` of the very lines the agent writes.
  * Row 4: the same request again (nothing to change) vs one
  * `ip -n NS -json route show` of that table.
+ * Row 3 (first call): N routes as the first call of an agent started for
+ * it (nothing compiled yet, the way a sandbox's agent meets its first
+ * request) vs the same `ip -batch`.
  * Runs alternate A B / B A; the medians of the pairs are reported.
  */
 import { fromBinary } from "@bufbuild/protobuf";
@@ -25,6 +28,8 @@ export interface UpdateRoutesOptions {
   bigPairs: number;
   /** Counts at which row 4 (the no-change call) is measured. */
   noChangeCounts: number[];
+  /** Counts at which row 3 is also measured as a fresh agent's first call. */
+  firstCallCounts?: number[];
   noChangePairs: number;
 }
 
@@ -138,6 +143,55 @@ export async function updateRoutesRows(o: UpdateRoutesOptions): Promise<Row[]> {
         goal: "k <= 1.1",
         met: k <= 1.1,
         commands: ["bun bench/run.ts --rows 3"],
+      });
+    }
+
+    for (const n of o.firstCallCounts ?? []) {
+      const payload = updateRoutesPayload(n);
+      const text = batchText(n);
+      const a: number[] = [];
+      const b: number[] = [];
+      const runA = async () => {
+        await resetRoutes(ns);
+        const fresh = await ns.startAgent(["--log-level", "warn"]);
+        const fc = await AgentClient.connect(`unix://${fresh.socket}`);
+        try {
+          const t0 = performance.now();
+          const reply = await fc.raw("grpc.AgentService", "UpdateRoutes", payload, {
+            timeoutMs: CALL_TIMEOUT_MS,
+          });
+          a.push(performance.now() - t0);
+          const got = fromBinary(RoutesSchema, reply).Routes.filter((x) => x.gateway).length;
+          if (got !== n) throw new Error(`first call ${n}: reply has ${got} gateway routes`);
+        } finally {
+          fc.close();
+          await fresh.stop().catch(() => {});
+        }
+      };
+      const runB = async () => {
+        await resetRoutes(ns);
+        b.push((await timeIp(["-n", ns.name, "-batch", "-"], text)).ms);
+      };
+      await interleave(o.pairs, runA, runB);
+      const ratios = a.map((x, i) => x / (b[i] as number));
+      rows.push({
+        id: "3",
+        what: `UpdateRoutes ${n.toLocaleString("en")} routes, a fresh agent's first call (empty table -> N)`,
+        unit: "ms",
+        ours: median(a),
+        reference: median(b),
+        referenceWhat: "ip -batch",
+        ratio: median(ratios),
+        ratioNote: "median of per-pair ratios; the call only, not the agent's start",
+        oursStats: summarize(a),
+        referenceStats: summarize(b),
+        ratioStats: summarize(ratios),
+        goal: "ratio <= 1.5 (issue 13)",
+        met: median(ratios) <= 1.5,
+        commands: [
+          `bun bench/run.ts --rows 3 --counts ${n} --first-call-counts ${n} --pairs ${o.pairs}`,
+          `floor: bun bench/tools/routes.ts ${n} --batch > /tmp/r.batch; time ip -n NS -batch - < /tmp/r.batch`,
+        ],
       });
     }
 
