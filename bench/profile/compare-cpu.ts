@@ -4,8 +4,9 @@
  * tree, in one process, steps interleaved A B / B A; reports the median CPU
  * time (process.cpuUsage, user + system) of each side and the median of the
  * per-pair ratios new/old. With `--cold`, every run is a fresh process doing
- * each step once (a fresh agent's first call: nothing compiled yet), old and
- * new processes alternating.
+ * each step once, in the agent's order, each on the previous steps' output
+ * (a fresh agent's first call: nothing compiled or run before), old and new
+ * processes alternating; "all" is then the sum of the steps.
  *
  *   bun bench/profile/compare-cpu.ts --old REF [--n 10000] [--pairs 15] [--cold] [--steps a,b]
  *
@@ -34,7 +35,7 @@ type Step = () => unknown;
 type Steps = Record<string, Step>;
 
 /** The step functions of the source tree at `root` (its src/ and node_modules). */
-async function load(root: string): Promise<Steps> {
+async function load(root: string, firstRuns = false): Promise<Steps> {
   const pb = await import(join(ROOT, "node_modules/@bufbuild/protobuf/dist/esm/index.js"));
   const agentPb = await import(join(root, "src/gen/agent_pb.ts"));
   const { validateRoutes } = await import(join(root, "src/agent/validate.ts"));
@@ -71,17 +72,41 @@ async function load(root: string): Promise<Steps> {
   const decode = () =>
     codec?.decodeUpdateRoutesRequest(payload) ??
     pb.fromBinary(agentPb.UpdateRoutesRequestSchema, payload);
-  const protoRoutes = decode().routes.Routes;
-  const desired = validateRoutes(protoRoutes);
   const parse = () => parseRoutes(splitJsonDocuments(ipText)[0]);
-  const current = parse();
-  const kernelOnly = current.slice(0, 1);
-  const plan0 = () => planRoutes(kernelOnly, desired, { keepLinkless: true });
-  const ops = plan0();
   const encode = (routes: unknown[]) => {
     const message = pb.create(agentPb.RoutesSchema, { Routes: routes.map(routeToProto) });
     return codec?.encodeRoutes(message) ?? pb.toBinary(agentPb.RoutesSchema, message);
   };
+  if (firstRuns) {
+    // A fresh process: every step's input comes from the step before.
+    let request: { routes: { Routes: unknown[] } };
+    let want: unknown[] = [];
+    let now: unknown[] = [];
+    let planned: unknown[] = [];
+    return {
+      decode: () => {
+        request = decode();
+      },
+      validate: () => {
+        want = validateRoutes(request.routes.Routes);
+      },
+      parse: () => {
+        now = parse();
+      },
+      plan0: () => {
+        planned = planRoutes(now.slice(0, 1), want, { keepLinkless: true });
+      },
+      planN: () => planRoutes(now, want, { keepLinkless: true }),
+      render: () => renderRouteOps(planned),
+      encode: () => encode(now),
+    };
+  }
+  const protoRoutes = decode().routes.Routes;
+  const desired = validateRoutes(protoRoutes);
+  const current = parse();
+  const kernelOnly = current.slice(0, 1);
+  const plan0 = () => planRoutes(kernelOnly, desired, { keepLinkless: true });
+  const ops = plan0();
   return {
     decode,
     validate: () => validateRoutes(protoRoutes),
@@ -127,10 +152,13 @@ function extract(ref: string): string {
 
 const child = opt("--child");
 if (child !== undefined) {
-  // One cold pass: each step once, CPU ms as JSON on stdout.
-  const s = await load(child);
+  // One cold pass, each step's first run in the agent's order (each step's
+  // input is the previous steps' output, so nothing ran before it is
+  // timed), CPU ms as JSON on stdout; "all" is their sum.
+  const s = await load(child, true);
   const out: Record<string, number> = {};
-  for (const k of steps) out[k] = cpuMs(s[k] as Step);
+  for (const k of ALL.slice(0, -1)) out[k] = cpuMs(s[k] as Step);
+  out.all = Object.values(out).reduce((a, b) => a + b, 0);
   console.log(JSON.stringify(out));
   process.exit(0);
 }
