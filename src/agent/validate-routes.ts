@@ -78,6 +78,11 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
   const byDevDst = new Map<string, Map<string, number>>();
   // Tables name a handful of links thousands of times: check each name once.
   const validNames = new Set<string>();
+  let lastGw: { text: string; family: Family; gateway: string | undefined } = {
+    text: "",
+    family: 4,
+    gateway: undefined,
+  };
   for (let i = 0; i < routes.length; i++) {
     const r = routes[i] as ProtoRoute;
     if (r.device === "")
@@ -103,10 +108,19 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
     const family: Family = first ?? declared;
 
     const dst = canonicalDest(i, r.dest, family);
-    const gw = r.gateway ? address(i, "gateway", r.gateway, family) : undefined;
-    // `via 0.0.0.0` (or `::`) makes a route without a gateway; said so here,
-    // the plan matches what the kernel reads back instead of redoing it.
-    const gateway = gw !== undefined && !allZero(gw.bytes) ? gw.text : undefined;
+    // Tables name a handful of gateways thousands of times: the last one's
+    // answer is kept (same text and family, same answer).
+    if (r.gateway !== lastGw.text || family !== lastGw.family) {
+      const gw = r.gateway ? address(i, "gateway", r.gateway, family) : undefined;
+      // `via 0.0.0.0` (or `::`) makes a route without a gateway; said so here,
+      // the plan matches what the kernel reads back instead of redoing it.
+      lastGw = {
+        text: r.gateway,
+        family,
+        gateway: gw !== undefined && !allZero(gw.bytes) ? gw.text : undefined,
+      };
+    }
+    const gateway = lastGw.gateway;
     let prefsrc: string | undefined;
     if (r.source) {
       const [addr = "", len] = r.source.split("/");

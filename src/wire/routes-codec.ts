@@ -46,29 +46,28 @@ function varint(buf: Uint8Array, end: number): number {
   return -1;
 }
 
+/** The request's bytes as latin1 text (one native conversion): strings are slices of it. */
+let latin1 = "";
+
+/** A byte past ASCII, in latin1 text: such a string is left to protobuf-es (UTF-8). */
+const NOT_ASCII = /[\u0080-\u00ff]/;
+
 /**
  * The string last read per field (gateway, device, source): a table names
  * a handful of gateways and links thousands of times, so the same bytes
  * give back the same string instead of a new one.
  */
-const last: ({ start: number; len: number; text: string } | undefined)[] = [];
-
-function sameBytes(buf: Uint8Array, a: number, b: number, len: number): boolean {
-  for (let i = 0; i < len; i++) if (buf[a + i] !== buf[b + i]) return false;
-  return true;
-}
+const last: (string | undefined)[] = [];
 
 /** An ASCII string of `len` bytes at `pos` for field `field`, or undefined. */
-function ascii(buf: Uint8Array, len: number, field: number): string | undefined {
+function ascii(len: number, field: number): string | undefined {
   const start = pos;
   pos += len;
-  const prev = field === 1 ? undefined : last[field];
-  if (prev !== undefined && prev.len === len && sameBytes(buf, start, prev.start, len)) {
-    return prev.text;
-  }
-  for (let i = start; i < pos; i++) if ((buf[i] as number) > 0x7f) return undefined;
-  const text = String.fromCharCode.apply(null, buf.subarray(start, pos) as unknown as number[]);
-  if (field !== 1) last[field] = { start, len, text };
+  const prev = last[field];
+  if (prev !== undefined && prev.length === len && latin1.startsWith(prev, start)) return prev;
+  const text = latin1.slice(start, pos);
+  if (NOT_ASCII.test(text)) return undefined;
+  if (field !== 1) last[field] = text;
   return text;
 }
 
@@ -92,7 +91,7 @@ function decodeRoute(buf: Uint8Array, end: number): RouteMessage | undefined {
     if (v < 0) return undefined;
     if (field <= 4) {
       if ((tag & 7) !== 2 || pos + v > end) return undefined;
-      const s = ascii(buf, v, field);
+      const s = ascii(v, field);
       if (s === undefined) return undefined;
       if (field === 1) r.dest = s;
       else if (field === 2) r.gateway = s;
@@ -117,6 +116,7 @@ function decodeRoute(buf: Uint8Array, end: number): RouteMessage | undefined {
 export function decodeUpdateRoutesRequest(buf: Uint8Array): unknown {
   pos = 0;
   last.length = 0;
+  latin1 = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString("latin1");
   try {
     if (buf.length === 0 || buf[pos++] !== 0x0a) return undefined;
     const len = varint(buf, buf.length);
@@ -132,7 +132,8 @@ export function decodeUpdateRoutesRequest(buf: Uint8Array): unknown {
     }
     return { $typeName: REQUEST, routes: { $typeName: ROUTES, Routes } };
   } finally {
-    last.length = 0; // no hold on the request's bytes
+    last.length = 0; // no hold on the request's text
+    latin1 = "";
   }
 }
 
