@@ -5,6 +5,7 @@
  * across exchanges) and what its link name cache is judged by. The session
  * (ip-session.ts) decides what to send and when to trust it.
  */
+import { readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 import type { TtrpcError } from "../ttrpc/codes";
 import { NameCacheWatch } from "./ip-name-cache";
@@ -61,8 +62,19 @@ export class Resident {
     })().catch(() => {});
   }
 
+  /**
+   * Neither ended nor killed by us, nor dead by anyone else's hand: the
+   * runtime learns of a child's death only later, so the kernel is asked
+   * (a dead child is a zombie, or gone, in /proc).
+   */
   get alive(): boolean {
-    return !this.ended && this.killed === undefined && this.proc.exitCode === null;
+    if (this.ended || this.killed !== undefined || this.proc.exitCode !== null) return false;
+    try {
+      const stat = readFileSync(`/proc/${this.proc.pid}/stat`, "latin1");
+      return stat[stat.lastIndexOf(")") + 2] !== "Z";
+    } catch {
+      return false;
+    }
   }
 
   kill(why: TtrpcError): void {

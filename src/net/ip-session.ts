@@ -61,6 +61,11 @@ export class IpSession {
     return this.running;
   }
 
+  /** The resident process's PID, while there is one (tests, logs). */
+  get pid(): number | undefined {
+    return this.resident?.proc.pid;
+  }
+
   /**
    * Runs `lines` (changes first, then `reads` show lines) as one exchange.
    * The result reads like a one-shot `ip -json -details -batch -` of the
@@ -80,14 +85,14 @@ export class IpSession {
       let t = await this.trusted(checkAfter, opts);
       if (t.failed) return t.failed;
       const result = await this.run(t.resident, lines, reads, opts);
-      if (
-        checkAfter &&
-        !t.fresh &&
-        result.exitCode === 0 &&
-        !this.agrees(t.resident, result.docs[0])
-      ) {
-        // The links moved since this process last listed them: what it just
-        // printed may name them from its stale cache. Read again, afresh.
+      const readOnly = lines.length === reads;
+      const stale =
+        checkAfter && !t.fresh && result.exitCode === 0 && !this.agrees(t.resident, result.docs[0]);
+      // A read is run again, afresh, when the links moved since this process
+      // last listed them (what it printed may name them from its stale
+      // cache), or when the process died under it (not a failed line).
+      const died = readOnly && !result.killed && result.exitCode !== 0 && !failedLine(result);
+      if (stale || died) {
         this.retire();
         t = await this.trusted(false, opts);
         if (t.failed) return t.failed;
@@ -250,6 +255,11 @@ export class IpSession {
     const { docs: _, ...rest } = result;
     return rest;
   }
+}
+
+/** iproute2 stopped at a line it could not carry out (rather than dying). */
+function failedLine(r: RunResult): boolean {
+  return /Command failed -:\d+/.test(r.stderr);
 }
 
 /** iproute2's `Command failed -:M`, M counted from the process's start, made exchange-relative. */

@@ -6,12 +6,13 @@
  * process's life never acting on a link renamed behind its back. Results
  * are read with an independent `ip -n NS -json`.
  */
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { failedBatchLine } from "../../src/net/ip-errors";
 import { IpSession } from "../../src/net/ip-session";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";
+import { waitFor } from "../helpers/wait";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -152,6 +153,21 @@ describe("IpSession", () => {
     expect(r.exitCode).toBe(0);
     expect(await routeDev("10.9.6.0/24")).toBe("eth1");
     expect(session.started).toBe(2);
+  });
+
+  it("replaces a process killed by someone else while idle, for reads and changes", async () => {
+    const { session, run, routeDev } = await setup();
+    for (const lines of [["addr show"], ["route replace 10.9.3.0/24 dev eth0", "route show"]]) {
+      await run(["addr show"], 1);
+      const pid = session.pid as number;
+      process.kill(pid, "SIGKILL");
+      await waitFor(() => !existsSync(`/proc/${pid}`), { what: `ip ${pid} gone` });
+      await new Promise((r) => setTimeout(r, 50));
+      const r = await run(lines, 1);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(session.pid).not.toBe(pid);
+    }
+    expect(await routeDev("10.9.3.0/24")).toBe("eth0");
   });
 
   it("kills a process that outlives the exchange's time, and the next exchange starts another", async () => {
