@@ -11,6 +11,7 @@ import { IPFamily, type Route as ProtoRoute } from "../gen/types_pb";
 import {
   defaultDst,
   type Family,
+  ipv4NetworkPrefix,
   isNetwork4,
   maxPrefix,
   networkText,
@@ -50,6 +51,12 @@ function allZero(bytes: readonly number[]): boolean {
 /** The canonical destination CIDR of route `i` (host bits cleared, as `ip route` does). */
 function canonicalDest(i: number, dest: string, family: Family): string {
   if (dest === "") return defaultDst(family);
+  if (family === 4) {
+    // A canonical network, its length written without leading zeros (as
+    // many characters as String(p)), is its own answer.
+    const p = ipv4NetworkPrefix(dest);
+    if (p >= 0 && dest.charCodeAt(dest.length - String(p).length - 1) === 0x2f) return dest;
+  }
   const slash = dest.indexOf("/");
   const addr = slash < 0 ? dest : dest.slice(0, slash);
   let len: string | undefined;

@@ -7,6 +7,7 @@
 import {
   defaultDst,
   type Family,
+  ipv4NetworkPrefix,
   isDigits3,
   isNetwork4,
   maxPrefix,
@@ -51,6 +52,8 @@ export function isManagedLink(name: string): boolean {
  */
 export function canonicalDst(dest: string, family: Family): string | undefined {
   if (dest === "" || dest === "default") return defaultDst(family);
+  // The common case, a canonical IPv4 network, is its own answer.
+  if (family === 4 && ipv4NetworkPrefix(dest) >= 0) return dest;
   const slash = dest.indexOf("/");
   const addr = slash < 0 ? dest : dest.slice(0, slash);
   const ip = parseIp(addr);

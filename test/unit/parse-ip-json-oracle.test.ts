@@ -38,7 +38,17 @@ const addr = fc.oneof(
   ),
   fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((b) => b.join(".")),
 );
+/** IPv4 networks written canonically or nearly (host bits, a length with leading zeros). */
+const network = fc
+  .tuple(fc.nat(0xffffffff), fc.nat(33), fc.boolean(), fc.constantFrom("", "0", "00"))
+  .map(([a, len, mask, zeros]) => {
+    const p = Math.min(len, 32);
+    const v = mask ? a - (a % 2 ** (32 - p)) : a;
+    const quad = [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join(".");
+    return `${quad}/${zeros}${len}`;
+  });
 const dst = fc.oneof(
+  network,
   addr,
   fc
     .tuple(addr, fc.constantFrom("/0", "/8", "/24", "/32", "/024", "/33", "/64", "/128", "/", "/x"))

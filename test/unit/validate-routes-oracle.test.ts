@@ -123,6 +123,13 @@ describe("validateRoutes against the plain version it replaced", () => {
         fc
           .tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(32))
           .map(([a, b, c, p]) => `10.${a}.${b}.${c}/${p}`),
+        // Networks, canonical or with a length written with leading zeros.
+        fc
+          .tuple(fc.nat(0xffffffff), fc.nat(32), fc.constantFrom("", "", "0"))
+          .map(([a, p, zeros]) => {
+            const v = a - (a % 2 ** (32 - p));
+            return `${[v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join(".")}/${zeros}${p}`;
+          }),
         fc.tuple(fc.nat(0xffff), fc.nat(128)).map(([a, p]) => `2001:db8:${a.toString(16)}::1/${p}`),
         fc.tuple(fc.nat(255), fc.nat(255)).map(([a, b]) => `10.9.${a}.${b}`),
       ),
