@@ -108,13 +108,16 @@ export function planRoutes(
 
   // Identities are compared field by field among routes of the same
   // destination (route-index.ts): no identity string is built.
-  const inTarget = new IdentityIndex(target, exact);
-  const recreate = restore ? hitByDeletes(managed, inTarget) : new Set<Route>();
+  const recreate = restore
+    ? hitByDeletes(managed, new IdentityIndex(target, exact))
+    : new Set<Route>();
   const kept = recreate.size === 0 ? managed : managed.filter((r) => !recreate.has(r));
+  // One index, of the current routes: each target route looked up once
+  // tells whether it is in place and which current routes stay.
   const inCurrent = new IdentityIndex(kept, exact);
   // Only ever asked of managed routes (callers check `owned` first).
   const staying = new Set<Route>();
-  for (const r of kept) if (inTarget.has(r)) staying.add(r);
+  const inPlace = target.map((r) => inCurrent.addMatches(r, staying));
   const stays = (r: Route) => staying.has(r);
 
   // Current routes by key: `replace` overwrites within a key, whatever the
@@ -160,7 +163,7 @@ export function planRoutes(
     : indices;
   for (const i of order) {
     const route = target[i] as Route;
-    if (inCurrent.has(route)) continue;
+    if (inPlace[i]) continue;
     const key = routeKey(route);
     const sameKey = byKey().get(key) ?? [];
     let ops = route.gateway ? withGateway : withoutGateway;

@@ -43,6 +43,25 @@ export class IdentityIndex {
     }
   }
 
+  /** Adds to `into` every route of the set with the identity of `r`; whether there was one. */
+  addMatches(r: Route, into: Set<Route>): boolean {
+    const there = this.byDst.get(r.dst);
+    if (there === undefined) return false;
+    if (!Array.isArray(there)) {
+      if (!sameIdentity(there, r, this.withProtocol)) return false;
+      into.add(there);
+      return true;
+    }
+    let found = false;
+    for (const t of there) {
+      if (sameIdentity(t, r, this.withProtocol)) {
+        into.add(t);
+        found = true;
+      }
+    }
+    return found;
+  }
+
   /** Whether a route with the identity of `r` is in the set. */
   has(r: Route): boolean {
     const there = this.byDst.get(r.dst);
