@@ -2,9 +2,11 @@
  * Before/after for a performance fix: two agent binaries in one bench
  * netns, UpdateRoutes of N routes (table reset before each) and the
  * no-change repeat, interleaved A B / B A; prints medians and the median
- * per-pair ratio B/A.
+ * per-pair ratio B/A. With `--first-call`, each run is a freshly started
+ * agent's first call (and its second, the no-change one), the agents'
+ * start not timed.
  *
- *   bun bench/profile/compare-agents.ts --a OLD_BINARY --b NEW_BINARY [--n 1000] [--pairs 7]
+ *   bun bench/profile/compare-agents.ts --a OLD_BINARY --b NEW_BINARY [--n 1000] [--pairs 7] [--first-call]
  */
 import { AgentClient } from "../../src/host/client";
 import { type Child, start, waitForSocket } from "../../test/helpers/process";
@@ -23,14 +25,17 @@ const opt = (k: string, d?: string) => {
 const bins = { a: opt("--a"), b: opt("--b") };
 const n = Number(opt("--n", "1000"));
 const pairs = Number(opt("--pairs", "7"));
+const firstCall = argv.includes("--first-call");
 
 const ns = await createBenchNetns();
 const dir = tempDir("netagent-compare-");
 const children: Child[] = [];
 try {
   const clients: Record<"a" | "b", AgentClient> = {} as never;
-  for (const k of ["a", "b"] as const) {
-    const sock = dir.join(`${k}.sock`);
+  const agents: Record<"a" | "b", Child> = {} as never;
+  let started = 0;
+  const startAgent = async (k: "a" | "b") => {
+    const sock = dir.join(`${k}-${started++}.sock`);
     const child = start("ip", [
       "netns",
       "exec",
@@ -42,9 +47,11 @@ try {
       "warn",
     ]);
     children.push(child);
+    agents[k] = child;
     await waitForSocket(child, sock);
     clients[k] = await AgentClient.connect(`unix://${sock}`);
-  }
+  };
+  for (const k of ["a", "b"] as const) await startAgent(k);
   const payload = updateRoutesPayload(n);
   const call = async (k: "a" | "b") => {
     const t0 = performance.now();
@@ -54,6 +61,13 @@ try {
   const t = { a: [] as number[], b: [] as number[], a2: [] as number[], b2: [] as number[] };
   const once = async (k: "a" | "b") => {
     await resetRoutes(ns);
+    if (firstCall) {
+      // A fresh agent in place of k's, answering Check (as ready means), then its first call.
+      clients[k].close();
+      await agents[k].kill();
+      await startAgent(k);
+      await clients[k].raw("grpc.Health", "Check", new Uint8Array(), { timeoutMs: 30_000 });
+    }
     t[k].push(await call(k));
     t[`${k}2`].push(await call(k));
   };
@@ -64,7 +78,9 @@ try {
     for (const k of i % 2 === 0 ? (["a", "b"] as const) : (["b", "a"] as const)) await once(k);
   }
   const ratio = (x: number[], y: number[]) => median(y.map((v, i) => v / (x[i] as number)));
-  console.log(`N=${n}, ${pairs} pairs`);
+  console.log(
+    `N=${n}, ${pairs} pairs${firstCall ? ", each run a fresh agent's first and second call" : ""}`,
+  );
   console.log(
     `apply:     a ${median(t.a).toFixed(1)} ms, b ${median(t.b).toFixed(1)} ms, b/a ${ratio(t.a, t.b).toFixed(2)}`,
   );
