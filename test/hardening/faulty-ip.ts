@@ -27,6 +27,8 @@ export interface FaultyIp {
   faultAfter(): number | undefined;
   /** How many reads were failed on purpose. */
   failedReads(): number;
+  /** Every exchange so far: the process, and how many it had answered before (0: its first). */
+  exchanges(): { pid: number; index: number }[];
 }
 
 /** Each fault is a file named `faulty-` + fault in `dir`; ip-standin/main.ts reads them. */
@@ -44,6 +46,16 @@ export function faultyIp(dir: TempDir): FaultyIp {
     wedgeNextWrite: () => writeFileSync(f("wedge"), ""),
     faultPid: () => fault()?.[0],
     faultAfter: () => fault()?.[1],
+    exchanges: () =>
+      existsSync(f("exchanges"))
+        ? readFileSync(f("exchanges"), "utf8")
+            .split("\n")
+            .slice(0, -1)
+            .map((l) => {
+              const [pid, index] = l.split(" ").map(Number);
+              return { pid: pid as number, index: index as number };
+            })
+        : [],
     failedReads: () =>
       existsSync(f("failed-reads"))
         ? readFileSync(f("failed-reads"), "utf8").split("\n").length - 1

@@ -5,6 +5,7 @@
  * while its batch runs, a stale route the kernel removed meanwhile, and a
  * hot-plug wait beside other network changes.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
@@ -28,7 +29,7 @@ afterEach(async () => {
  * A netns with eth0 (10.1.1.2/24) and eth1 (192.0.2.2/24), an agent using a
  * faulty ip with the resident session on or off, a client.
  */
-async function setup(ipSession = "on") {
+async function setup(ipSession = "on", standin = true) {
   const dir = tempDir("netagent-ipfault-");
   cleanup.push(() => dir.remove());
   const ip = faultyIp(dir);
@@ -41,11 +42,25 @@ async function setup(ipSession = "on") {
   const agent = await startHardenedAgent({
     netns: ns,
     args: ["--log-level", "debug", "--ip-session", ipSession],
-    ipBin: ip.bin,
+    ...(standin ? { ipBin: ip.bin } : {}),
   });
   cleanup.push(() => agent.stop());
   const client = await AgentClient.connect(`unix://${agent.socket}`);
   cleanup.push(() => client.close());
+  if (ipSession === "on" && standin) {
+    // The agent starts its ip with a baseline listing; a call meanwhile takes
+    // one-shot processes. Wait until the resident (past its first exchange)
+    // answers, so the faults below hit it.
+    await waitFor(
+      async () => {
+        const from = ip.exchanges().length;
+        await client.unary(AgentService.method.listInterfaces, {});
+        const answered = ip.exchanges().slice(from)[0];
+        return answered !== undefined && answered.index > 0;
+      },
+      { what: "a read answered by the resident ip" },
+    );
+  }
   const update = (routes: RouteInit[], timeoutMs = 60_000) => {
     const req: MessageInitShape<typeof UpdateRoutesRequestSchema> = { routes: { Routes: routes } };
     return client.unary(AgentService.method.updateRoutes, req, { timeoutMs });
@@ -182,6 +197,39 @@ describe.each(["on", "off"])("--ip-session %s", (mode) => {
       expect(agent.child.stderr).toMatch(/stale route already gone.*198\.51\.100\.0\/24/);
     }, 60_000);
   });
+});
+
+/** PIDs of the processes whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // "PID (comm) STATE PPID ...": comm may hold spaces, so read after its ')'.
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid)
+        out.push(Number(name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+describe("the resident ip outliving its agent", () => {
+  it.each(["SIGTERM", "SIGKILL"] as const)(
+    "the agent ended by %s: its resident ip ends too",
+    async (signal) => {
+      const { agent, update } = await setup("on", false);
+      await update(hostRoutes(3));
+      const [resident] = childrenOf(agent.child.pid);
+      expect(resident).toBeGreaterThan(0);
+      await agent.child.stop(signal);
+      // Its stdin closes with the agent: iproute2 reads EOF and exits.
+      await waitFor(() => !alive(resident as number), { what: "the resident ip to exit" });
+    },
+    60_000,
+  );
 });
 
 describe("hot-plug", () => {

@@ -81,6 +81,7 @@ function faulty(prefix: string): Handler {
     if (n) writeFileSync(f("read-fails"), n);
   };
   return async (x: Exchange) => {
+    appendFileSync(f("exchanges"), `${process.pid} ${x.index}\n`);
     const fails = existsSync(f("read-fails")) ? Number(readFileSync(f("read-fails"), "utf8")) : 0;
     if (x.read && fails > 0) {
       writeFileSync(f("read-fails"), String(fails - 1));
