@@ -216,6 +216,33 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
+describe("the resident ip ending between calls", () => {
+  it.each([
+    ["iproute2's ip", false],
+    ["a stand-in", true],
+  ])(
+    "%s killed (SIGKILL) while idle: the next call starts another and succeeds",
+    async (_, standin) => {
+      const { ns, agent, update } = await setup("on", standin);
+      await update(hostRoutes(3));
+      const [resident, ...others] = childrenOf(agent.child.pid);
+      expect(others).toEqual([]);
+      process.kill(resident as number, "SIGKILL");
+      await waitFor(() => !childrenOf(agent.child.pid).includes(resident as number), {
+        what: "the resident ip to be gone",
+      });
+      await update(hostRoutes(5));
+      expect(
+        (await ns.ip("route", "show")).split("\n").filter((l) => l.includes("via")),
+      ).toHaveLength(5);
+      const [next] = childrenOf(agent.child.pid);
+      expect(next).toBeGreaterThan(0);
+      expect(next).not.toBe(resident);
+    },
+    60_000,
+  );
+});
+
 describe("the resident ip outliving its agent", () => {
   it.each(["SIGTERM", "SIGKILL"] as const)(
     "the agent ended by %s: its resident ip ends too",
