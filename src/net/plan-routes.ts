@@ -27,7 +27,7 @@
  *   before the append, the one delete that is not last.
  */
 import { type Route, routeKey } from "./model";
-import { IdentityIndex } from "./route-index";
+import { IdentityIndex, KeyMap } from "./route-index";
 
 export type RouteOp =
   /** `overwrites`: the current route the kernel will overwrite (same key), if any. */
@@ -122,15 +122,14 @@ export function planRoutes(
 
   // Current routes by key: `replace` overwrites within a key, whatever the
   // link. Built when a route is missing (a call that changes nothing needs none).
-  let byKeyMap: Map<string, Route[]> | undefined;
+  let byKeyMap: KeyMap<Route[]> | undefined;
   const byKey = () => {
     if (byKeyMap) return byKeyMap;
-    byKeyMap = new Map();
+    byKeyMap = new KeyMap();
     for (const r of current) {
-      const k = routeKey(r);
-      const list = byKeyMap.get(k);
+      const list = byKeyMap.get(r);
       if (list) list.push(r);
-      else byKeyMap.set(k, [r]);
+      else byKeyMap.set(r, [r]);
     }
     return byKeyMap;
   };
@@ -141,11 +140,11 @@ export function planRoutes(
   // appended instead, and the victim deleted by name last.
   const keptUntilEnd = (victim: Route, by: Route) => !exact && victim.dev !== by.dev;
   // Keys held by a route that stays: a `replace` there would overwrite it.
-  let heldSet: Set<string> | undefined;
+  let heldSet: KeyMap<true> | undefined;
   const held = () => {
     if (heldSet) return heldSet;
-    heldSet = new Set();
-    for (const r of staying) heldSet.add(routeKey(r));
+    heldSet = new KeyMap();
+    for (const r of staying) heldSet.set(r, true);
     return heldSet;
   };
   // Current routes the plan already accounts for (overwritten or deleted early).
@@ -164,15 +163,14 @@ export function planRoutes(
   for (const i of order) {
     const route = target[i] as Route;
     if (inPlace[i]) continue;
-    const key = routeKey(route);
-    const sameKey = byKey().get(key) ?? [];
+    const sameKey = byKey().get(route) ?? [];
     let ops = route.gateway ? withGateway : withoutGateway;
     let op: RouteOp;
-    const isHeld = held().has(key);
+    const isHeld = held().get(route) === true;
     // A restore deletes every route it does not keep first: nothing left to overwrite.
     const victim = isHeld || restore ? undefined : firstWithKey(sameKey, route);
     if (isHeld || (victim && keptUntilEnd(victim, route))) {
-      held().add(key);
+      held().set(route, true);
       // IPv6 refuses a second route with the same key, link and gateway
       // ("File exists") and `replace` cannot choose what it overwrites, so
       // a leftover twin goes just before the append (the only early delete).
@@ -194,7 +192,7 @@ export function planRoutes(
       }
       op = { op: "append", route };
     } else {
-      held().add(key);
+      held().set(route, true);
       op = { op: "replace", route };
       if (victim) {
         overwritten.add(victim);

@@ -71,3 +71,35 @@ export class IdentityIndex {
     return false;
   }
 }
+
+type KeyOf = Pick<Route, "family" | "dst" | "metric">;
+
+/**
+ * Values by a route's kernel key (family, dst, metric: what routeKey
+ * spells), found through the route's `dst` without building the key text.
+ */
+export class KeyMap<V> {
+  private readonly byDst = new Map<string, { family: number; metric: number; value: V }[]>();
+
+  get(r: KeyOf): V | undefined {
+    const list = this.byDst.get(r.dst);
+    if (list === undefined) return undefined;
+    for (const e of list) if (e.family === r.family && e.metric === r.metric) return e.value;
+    return undefined;
+  }
+
+  set(r: KeyOf, value: V): void {
+    const list = this.byDst.get(r.dst);
+    if (list === undefined) {
+      this.byDst.set(r.dst, [{ family: r.family, metric: r.metric, value }]);
+      return;
+    }
+    for (const e of list) {
+      if (e.family === r.family && e.metric === r.metric) {
+        e.value = value;
+        return;
+      }
+    }
+    list.push({ family: r.family, metric: r.metric, value });
+  }
+}
