@@ -86,8 +86,9 @@ export function dyingIp(
 
 /**
  * An ip whose writes stop halfway: the first half of the exchange's lines
- * is applied, `halfway` appears, and the rest waits until `release` exists
- * (a slow iproute2, on cue). Reads and restores pass through.
+ * is applied, `halfway` appears (holding how many exchanges the process had
+ * answered before), and the rest waits until `release` exists (a slow
+ * iproute2, on cue). Reads and restores pass through.
  */
 export function gatedIp(dir: TempDir): { bin: string; halfway: string; release: string } {
   const halfway = dir.join("halfway");

@@ -7,7 +7,7 @@
  * exactly as requested or exactly as before (`ip -json` byte-identical), a
  * refusal names the failing route, and the next call works.
  */
-import { existsSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
@@ -19,6 +19,7 @@ import { type TempDir, tempDir } from "../helpers/tmp";
 import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
 import { dyingIp, gatedIp } from "./fake-ip";
+import { waitForResident } from "./ip-standin/log";
 
 type RouteInit = Partial<Omit<Route, "$typeName">>;
 
@@ -44,6 +45,10 @@ async function setup(opts: { ipBin?: string; logLevel?: string; ipSession?: stri
   cleanup.push(() => agent.stop());
   const client = await AgentClient.connect(`unix://${agent.socket}`);
   cleanup.push(() => client.close());
+  if (opts.ipBin && (opts.ipSession ?? "on") === "on") {
+    // So that a fault hits the resident ip, not a one-shot one (ip-standin/log.ts).
+    await waitForResident(opts.ipBin, () => client.unary(AgentService.method.listInterfaces, {}));
+  }
   const update = (routes: RouteInit[], c = client, timeoutMs = 60_000) => {
     const req: MessageInitShape<typeof UpdateRoutesRequestSchema> = { routes: { Routes: routes } };
     return c.unary(AgentService.method.updateRoutes, req, { timeoutMs });
@@ -192,37 +197,51 @@ describe("the caller going away in the middle of UpdateRoutes", () => {
     expect(await ns.routeDump()).toBe(before);
   }, 110_000);
 
-  it("SIGTERM mid-call, the update outlasting the grace period: it is cancelled and rolled back before the agent exits", async () => {
-    const dir = tempDir("netagent-fault-");
-    cleanup.push(() => dir.remove());
-    const gated = gatedIp(dir);
-    const { ns, agent, update } = await setup({
-      logLevel: "info",
-      ipBin: gated.bin,
-    });
-    const before = await ns.routeDump();
-    const n = 2_000;
-    const call = update(manyRoutes(n), undefined, 100_000).then(
-      () => "answered",
-      (e: TtrpcError) => `failed: ${codeName(e.code)} ${e.message}`,
-    );
-    await waitFor(() => existsSync(gated.halfway), { what: "the batch to be half applied" });
-    const exited = agent.child.stop("SIGTERM", 100_000);
-    // ip is still stuck halfway when the 5 s grace period ends: the call is
-    // cancelled, its ip killed and the half-applied table restored.
-    await waitFor(() => agent.child.stderr.includes("calls still running after the grace period"), {
-      timeoutMs: 20_000,
-      what: "the grace period to end",
-    });
-    const exit = await exited;
-    // The table at the moment the agent is gone is final: as before the call.
-    const atExit = await countVia(ns);
-    console.log(
-      `SIGTERM mid-update: exit ${JSON.stringify(exit)}, ${atExit} of ${n} routes, call ${await call}`,
-    );
-    expect(exit).toEqual({ code: 0, signal: null });
-    expect(await ns.routeDump()).toBe(before);
-    expect(await call).toMatch(/^failed: UNAVAILABLE .*agent shutting down/);
-    expect(agent.child.stderr).toMatch(/restored state[\s\S]*"stopped","clean":true/);
-  }, 110_000);
+  // 2,000 routes go to a one-shot ip; 300 are an exchange with the resident ip.
+  it.each([
+    [2_000, "a one-shot ip"],
+    [300, "the resident ip"],
+  ])(
+    "SIGTERM mid-call, the update of %i routes (%s) outlasting the grace period: it is cancelled and rolled back before the agent exits",
+    async (n, which) => {
+      const dir = tempDir("netagent-fault-");
+      cleanup.push(() => dir.remove());
+      const gated = gatedIp(dir);
+      const { ns, agent, update } = await setup({
+        logLevel: "info",
+        ipBin: gated.bin,
+      });
+      const before = await ns.routeDump();
+      const call = update(manyRoutes(n), undefined, 100_000).then(
+        () => "answered",
+        (e: TtrpcError) => `failed: ${codeName(e.code)} ${e.message}`,
+      );
+      await waitFor(() => existsSync(gated.halfway), { what: "the batch to be half applied" });
+      // How many exchanges the stuck process had answered before: the resident had.
+      const answered = Number(readFileSync(gated.halfway, "utf8"));
+      if (which === "the resident ip") expect(answered).toBeGreaterThan(0);
+      else expect(answered).toBe(0);
+      const exited = agent.child.stop("SIGTERM", 100_000);
+      // ip is still stuck halfway when the 5 s grace period ends: the call is
+      // cancelled, its ip killed and the half-applied table restored.
+      await waitFor(
+        () => agent.child.stderr.includes("calls still running after the grace period"),
+        {
+          timeoutMs: 20_000,
+          what: "the grace period to end",
+        },
+      );
+      const exit = await exited;
+      // The table at the moment the agent is gone is final: as before the call.
+      const atExit = await countVia(ns);
+      console.log(
+        `SIGTERM mid-update: exit ${JSON.stringify(exit)}, ${atExit} of ${n} routes, call ${await call}`,
+      );
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(await ns.routeDump()).toBe(before);
+      expect(await call).toMatch(/^failed: UNAVAILABLE .*agent shutting down/);
+      expect(agent.child.stderr).toMatch(/restored state[\s\S]*"stopped","clean":true/);
+    },
+    110_000,
+  );
 });

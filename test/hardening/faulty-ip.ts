@@ -10,6 +10,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { TempDir } from "../helpers/tmp";
 import { writeStandin } from "./ip-standin/config";
+import { exchangeLog, type LoggedExchange } from "./ip-standin/log";
 
 export interface FaultyIp {
   bin: string;
@@ -28,7 +29,7 @@ export interface FaultyIp {
   /** How many reads were failed on purpose. */
   failedReads(): number;
   /** Every exchange so far: the process, and how many it had answered before (0: its first). */
-  exchanges(): { pid: number; index: number }[];
+  exchanges(): LoggedExchange[];
 }
 
 /** Each fault is a file named `faulty-` + fault in `dir`; ip-standin/main.ts reads them. */
@@ -46,16 +47,7 @@ export function faultyIp(dir: TempDir): FaultyIp {
     wedgeNextWrite: () => writeFileSync(f("wedge"), ""),
     faultPid: () => fault()?.[0],
     faultAfter: () => fault()?.[1],
-    exchanges: () =>
-      existsSync(f("exchanges"))
-        ? readFileSync(f("exchanges"), "utf8")
-            .split("\n")
-            .slice(0, -1)
-            .map((l) => {
-              const [pid, index] = l.split(" ").map(Number);
-              return { pid: pid as number, index: index as number };
-            })
-        : [],
+    exchanges: () => exchangeLog(bin),
     failedReads: () =>
       existsSync(f("failed-reads"))
         ? readFileSync(f("failed-reads"), "utf8").split("\n").length - 1

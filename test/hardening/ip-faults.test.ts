@@ -17,6 +17,7 @@ import { tempDir } from "../helpers/tmp";
 import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
 import { faultyIp } from "./faulty-ip";
+import { waitForResident } from "./ip-standin/log";
 
 type RouteInit = Partial<Omit<Route, "$typeName">>;
 
@@ -48,18 +49,8 @@ async function setup(ipSession = "on", standin = true) {
   const client = await AgentClient.connect(`unix://${agent.socket}`);
   cleanup.push(() => client.close());
   if (ipSession === "on" && standin) {
-    // The agent starts its ip with a baseline listing; a call meanwhile takes
-    // one-shot processes. Wait until the resident (past its first exchange)
-    // answers, so the faults below hit it.
-    await waitFor(
-      async () => {
-        const from = ip.exchanges().length;
-        await client.unary(AgentService.method.listInterfaces, {});
-        const answered = ip.exchanges().slice(from)[0];
-        return answered !== undefined && answered.index > 0;
-      },
-      { what: "a read answered by the resident ip" },
-    );
+    // So that the faults below hit the resident ip, not a one-shot one.
+    await waitForResident(ip.bin, () => client.unary(AgentService.method.listInterfaces, {}));
   }
   const update = (routes: RouteInit[], timeoutMs = 60_000) => {
     const req: MessageInitShape<typeof UpdateRoutesRequestSchema> = { routes: { Routes: routes } };

@@ -16,6 +16,7 @@ import { dyingIp, gatedIp, isWriteCall, recordingIp, slowIp } from "./fake-ip";
 import { faultyIp } from "./faulty-ip";
 import { IpSession, oneShot, SESSION_ARGS } from "./ip-standin/drive";
 import { REAL_IP } from "./ip-standin/exchanges";
+import { exchangeLog } from "./ip-standin/log";
 
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -282,7 +283,7 @@ describe("faultyIp", () => {
 });
 
 describe("slowIp", () => {
-  it("counts exchanges, not processes", async () => {
+  it("counts exchanges, not processes; the exchange log says which process served each", async () => {
     const { ns, dir } = await setup();
     const slow = slowIp(dir, 10);
     const s = session(ns, slow.bin);
@@ -290,5 +291,10 @@ describe("slowIp", () => {
     expect(await s.close()).toEqual({ code: 0, signal: null });
     await oneShot(ns, slow.bin, ["-json", "link", "show"]);
     expect(slow.exchanges()).toBe(4);
+    // Every stand-in logs its exchanges: PID, and how many that process served before.
+    const log = exchangeLog(slow.bin);
+    expect(log.slice(0, 3)).toEqual([0, 1, 2].map((index) => ({ pid: s.pid, index })));
+    expect(log[3]?.index).toBe(0);
+    expect(log[3]?.pid).not.toBe(s.pid);
   }, 60_000);
 });

@@ -7,6 +7,7 @@
  */
 import { chmodSync, realpathSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { exchangeLogPath } from "./log";
 
 /** Which stand-in, and the files through which a test arms and observes it. */
 export type StandinConfig =
@@ -24,13 +25,13 @@ export type StandinConfig =
 const BUN = realpathSync(fileURLToPath(new URL("../../../node_modules/.bin/bun", import.meta.url)));
 const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
 
-/** Writes the stand-in `bin` (mode 0755) and its configuration beside it. */
+/** Writes the stand-in `bin` (mode 0755), its configuration beside it, and where it logs exchanges. */
 export function writeStandin(bin: string, config: StandinConfig): string {
   const json = `${bin}.json`;
   for (const p of [BUN, MAIN, json]) {
     if (/['\n]/.test(p)) throw new Error(`stand-in path not quotable: ${JSON.stringify(p)}`);
   }
-  writeFileSync(json, JSON.stringify(config));
+  writeFileSync(json, JSON.stringify({ ...config, log: exchangeLogPath(bin) }));
   writeFileSync(bin, `#!/bin/sh\nexec '${BUN}' '${MAIN}' '${json}' "$@"\n`);
   chmodSync(bin, 0o755);
   return bin;

@@ -8,7 +8,7 @@
  * builtins here: a stand-in starts once per ip process the agent runs.
  */
 import { spawn } from "node:child_process";
-import { existsSync, writeSync } from "node:fs";
+import { appendFileSync, existsSync, writeSync } from "node:fs";
 import { constants } from "node:os";
 
 export const REAL_IP = existsSync("/usr/sbin/ip") ? "/usr/sbin/ip" : "/usr/bin/ip";
@@ -107,9 +107,14 @@ async function* stdinLines(): AsyncGenerator<string> {
 /**
  * Serves `argv` with `handle`: a plain command is one exchange without
  * lines; a batch is read line by line, each marker (or EOF) ending an
- * exchange. Exits with the first non-zero status, else 0 at EOF.
+ * exchange. Each exchange leaves "PID INDEX" in `log` as it starts
+ * (ip-standin/log.ts). Exits with the first non-zero status, else 0 at EOF.
  */
-export async function serve(argv: string[], handle: Handler): Promise<never> {
+export async function serve(argv: string[], log: string, handler: Handler): Promise<never> {
+  const handle: Handler = (x) => {
+    appendFileSync(log, `${process.pid} ${x.index}\n`);
+    return handler(x);
+  };
   const batch = argv.some((a, i) => a === "-batch" && argv[i + 1] === "-");
   const force = argv.includes("-force");
   let served = 0;

@@ -62,7 +62,7 @@ function gated(c: Extract<StandinConfig, { kind: "gated" }>): Handler {
     const half = Math.floor(x.lines.length / 2);
     const status = await runIp(x, x.lines.slice(0, half));
     if (status !== 0) return status;
-    writeFileSync(c.halfway, "");
+    writeFileSync(c.halfway, String(x.index));
     while (!existsSync(c.release)) await sleep(50);
     return runIp(x, x.lines.slice(half), { offset: half });
   };
@@ -81,7 +81,6 @@ function faulty(prefix: string): Handler {
     if (n) writeFileSync(f("read-fails"), n);
   };
   return async (x: Exchange) => {
-    appendFileSync(f("exchanges"), `${process.pid} ${x.index}\n`);
     const fails = existsSync(f("read-fails")) ? Number(readFileSync(f("read-fails"), "utf8")) : 0;
     if (x.read && fails > 0) {
       writeFileSync(f("read-fails"), String(fails - 1));
@@ -143,4 +142,5 @@ function handler(c: StandinConfig): Handler {
 
 const [, , configPath, ...argv] = process.argv;
 if (configPath === undefined) throw new Error("usage: main.ts CONFIG.json IP-ARGS...");
-await serve(argv, handler(JSON.parse(readFileSync(configPath, "utf8")) as StandinConfig));
+const config = JSON.parse(readFileSync(configPath, "utf8")) as StandinConfig & { log: string };
+await serve(argv, config.log, handler(config));
