@@ -142,10 +142,11 @@ function statusOf(err: unknown): TtrpcError {
 function decodeInput(schema: DescMessage, payload: Uint8Array, maxRepeated: number): unknown {
   // An empty payload is the empty message (Check, ListRoutes): no reader needed.
   if (payload.length === 0) return create(schema);
-  countRepeated(schema, payload, maxRepeated);
-  // A large request's own reader (routes-codec.ts) when it takes the bytes.
-  const fast = FAST_DECODERS.get(schema.typeName)?.(payload);
+  // A large request's own reader (routes-codec.ts) when it takes the bytes:
+  // it reads no more than maxRepeated entries, so they need no count first.
+  const fast = FAST_DECODERS.get(schema.typeName)?.(payload, maxRepeated);
   if (fast !== undefined) return fast;
+  countRepeated(schema, payload, maxRepeated);
   try {
     return fromBinary(schema, payload);
   } catch (err) {

@@ -46,8 +46,13 @@ function varint(buf: Uint8Array, end: number): number {
   return -1;
 }
 
-/** The request's bytes as latin1 text (one native conversion): strings are slices of it. */
+/**
+ * The request's bytes as latin1 text, converted natively at the first
+ * string (a refused flood of empty routes never gets there): strings are
+ * slices of it.
+ */
 let latin1 = "";
+let bytes: Uint8Array | undefined;
 
 /** A byte past ASCII, in latin1 text: such a string is left to protobuf-es (UTF-8). */
 const NOT_ASCII = /[\u0080-\u00ff]/;
@@ -63,6 +68,9 @@ const last: (string | undefined)[] = [];
 function ascii(len: number, field: number): string | undefined {
   const start = pos;
   pos += len;
+  if (latin1 === "" && bytes !== undefined) {
+    latin1 = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+  }
   const prev = last[field];
   if (prev !== undefined && prev.length === len && latin1.startsWith(prev, start)) return prev;
   const text = latin1.slice(start, pos);
@@ -111,12 +119,14 @@ function decodeRoute(buf: Uint8Array, end: number): RouteMessage | undefined {
 
 /**
  * grpc.UpdateRoutesRequest with its one `routes` field, as fromBinary would
- * give it; undefined for anything else (the caller decodes with fromBinary).
+ * give it; undefined for anything else (the caller decodes with fromBinary),
+ * and for more than `limit` routes (its only repeated field: the caller's
+ * countRepeated refuses those, so a request read here needs no count).
  */
-export function decodeUpdateRoutesRequest(buf: Uint8Array): unknown {
+export function decodeUpdateRoutesRequest(buf: Uint8Array, limit = Infinity): unknown {
   pos = 0;
   last.length = 0;
-  latin1 = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString("latin1");
+  bytes = buf;
   try {
     if (buf.length === 0 || buf[pos++] !== 0x0a) return undefined;
     const len = varint(buf, buf.length);
@@ -125,15 +135,19 @@ export function decodeUpdateRoutesRequest(buf: Uint8Array): unknown {
     while (pos < buf.length) {
       if (buf[pos++] !== 0x0a) return undefined;
       const n = varint(buf, buf.length);
-      if (n < 0 || pos + n > buf.length) return undefined;
+      // An empty route (`0a 00`: two bytes an entry, the cheapest flood) is
+      // not the common shape: countRepeated counts those before any is built.
+      if (n <= 0 || pos + n > buf.length) return undefined;
       const route = decodeRoute(buf, pos + n);
-      if (route === undefined) return undefined;
+      // Past the agent's limit on entries: countRepeated words the refusal.
+      if (route === undefined || Routes.length === limit) return undefined;
       Routes.push(route);
     }
     return { $typeName: REQUEST, routes: { $typeName: ROUTES, Routes } };
   } finally {
     last.length = 0; // no hold on the request's text
     latin1 = "";
+    bytes = undefined;
   }
 }
 
@@ -242,9 +256,8 @@ export function encodeRoutes(message: {
  * call runner (src/ttrpc/run-call.ts): each declines (undefined) what it
  * does not handle, and protobuf-es does it.
  */
-export const FAST_DECODERS: ReadonlyMap<string, (payload: Uint8Array) => unknown> = new Map([
-  [REQUEST, decodeUpdateRoutesRequest],
-]);
+export const FAST_DECODERS: ReadonlyMap<string, (payload: Uint8Array, limit: number) => unknown> =
+  new Map([[REQUEST, decodeUpdateRoutesRequest]]);
 export const FAST_ENCODERS: ReadonlyMap<
   string,
   (message: { $typeName: string }) => Uint8Array | undefined

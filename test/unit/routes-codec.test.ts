@@ -72,8 +72,12 @@ describe("decodeUpdateRoutesRequest against fromBinary", () => {
   it("reads every encoded request of ASCII routes, as fromBinary does", () => {
     fc.assert(
       fc.property(routes(ascii), (rs) => {
-        // A negative enum is a ten-byte varint: left to fromBinary (the next test).
-        expect(agrees(request(rs.filter((r) => (r.family as number) >= 0)))).toBe(true);
+        // A negative enum is a ten-byte varint and an all-default route
+        // encodes empty: both left to fromBinary (tests below).
+        const common = rs.filter(
+          (r) => (r.family as number) >= 0 && Object.values(r).some((v) => v !== "" && v !== 0),
+        );
+        expect(agrees(request(common))).toBe(true);
       }),
       { numRuns: 5_000 },
     );
@@ -117,9 +121,22 @@ describe("decodeUpdateRoutesRequest against fromBinary", () => {
     expect(answered).toBeGreaterThan(1000);
   });
 
+  it("reads at most `limit` routes (more are countRepeated's to refuse)", () => {
+    const three = request([{ dest: "10.0.0.0/24" }, { dest: "10.0.1.0/24" }, { mtu: 1400 }]);
+    expect(decodeUpdateRoutesRequest(three, 2)).toBeUndefined();
+    expect(decodeUpdateRoutesRequest(three, 3)).toStrictEqual(
+      fromBinary(UpdateRoutesRequestSchema, three),
+    );
+    expect(decodeUpdateRoutesRequest(request([]), 0)).toStrictEqual(
+      fromBinary(UpdateRoutesRequestSchema, request([])),
+    );
+  });
+
   it("leaves an empty payload, other fields and a second `routes` to fromBinary", () => {
     const one = request([{ dest: "10.0.0.0/24", device: "eth0" }]);
     expect(decodeUpdateRoutesRequest(new Uint8Array())).toBeUndefined();
+    // Empty routes (the cheapest flood) are left to countRepeated and fromBinary.
+    expect(decodeUpdateRoutesRequest(request([{}, {}]))).toBeUndefined();
     expect(decodeUpdateRoutesRequest(Uint8Array.from([...one, ...one]))).toBeUndefined();
     expect(decodeUpdateRoutesRequest(Uint8Array.from([...one, 0x10, 0x01]))).toBeUndefined();
   });
