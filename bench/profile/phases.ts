@@ -1,7 +1,8 @@
 /**
  * UpdateRoutes phase by phase, in-process, along the agent's own code path
- * (IpRunner in a bench netns): decode, validate, read, plan, render, apply,
- * read back, encode the answer. Times each phase, so a slow row can be
+ * (IpRunner in a bench netns, one-shot ip: no resident session): decode,
+ * validate, read, plan, render, the change with its read-back (one ip),
+ * encode the answer. Times each phase, so a slow row can be
  * attributed without guessing.
  *
  *   bun bench/profile/phases.ts [--n 10000] [--runs 3]
@@ -13,9 +14,13 @@ import { IpRunner } from "../../src/net/ip-runner";
 import { impliedKernelRoutes } from "../../src/net/kernel-routes";
 import { planRoutes } from "../../src/net/plan-routes";
 import { renderRouteOps } from "../../src/net/render-batch";
+import { MAX_REPEATED_ENTRIES } from "../../src/ttrpc/limits";
 import { routeToProto } from "../../src/wire/kata-map";
+import { decodeUpdateRoutesRequest, encodeRoutes } from "../../src/wire/routes-codec";
 import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { batchText, updateRoutesPayload } from "../lib/route-set";
+
+type Request = ReturnType<typeof fromBinary<typeof UpdateRoutesRequestSchema>>;
 
 const argv = process.argv.slice(2);
 const opt = (k: string, d: string) => {
@@ -29,6 +34,7 @@ const ns = await createBenchNetns();
 try {
   const ip = new IpRunner("ip", ns.name);
   const payload = updateRoutesPayload(n);
+  const req0 = () => fromBinary(UpdateRoutesRequestSchema, payload).routes?.Routes ?? [];
   for (let run = 0; run < runs * 2; run++) {
     const again = run % 2 === 1;
     if (!again) await resetRoutes(ns);
@@ -39,21 +45,26 @@ try {
       t.push([name, now - last]);
       last = now;
     };
-    const req = fromBinary(UpdateRoutesRequestSchema, payload);
+    // As run-call.ts decodes and network-service.ts handles it.
+    const req = (decodeUpdateRoutesRequest(payload, MAX_REPEATED_ENTRIES) ??
+      fromBinary(UpdateRoutesRequestSchema, payload)) as Request;
     mark("decode");
     const desired = validateRoutes(req.routes?.Routes ?? []);
     mark("validate");
     const state = await ip.readState();
     mark("readState");
-    const ops = planRoutes(state.routes, desired, { kernel: impliedKernelRoutes(state.links) });
+    const ops = planRoutes(state.routes, desired, {
+      kernel: impliedKernelRoutes(state.links),
+      keepLinkless: true,
+    });
     mark("plan");
     const lines = renderRouteOps(ops);
     mark("render");
-    await ip.batch(lines);
-    mark("batch");
-    const routes = await ip.readRoutes();
-    mark("readRoutes");
-    toBinary(RoutesSchema, create(RoutesSchema, { Routes: routes.map(routeToProto) }));
+    // The change and its read-back, one process.
+    const routes = ops.length === 0 ? state.routes : await ip.batchThenRoutes(lines);
+    mark("batch+read-back");
+    const answer = create(RoutesSchema, { Routes: routes.map(routeToProto) });
+    encodeRoutes(answer) ?? toBinary(RoutesSchema, answer);
     mark("encode");
     const total = t.reduce((a, [, ms]) => a + ms, 0);
     console.log(
@@ -65,7 +76,7 @@ try {
       await ip.batch(batchText(n).trimEnd().split("\n"));
       console.log(`  floor (same batch via IpRunner): ${(performance.now() - t0).toFixed(0)} ms`);
       await resetRoutes(ns);
-      await ip.batch(lines);
+      await ip.batch(renderRouteOps(planRoutes([], validateRoutes(req0()))));
     }
   }
 } finally {
