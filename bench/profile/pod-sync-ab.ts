@@ -6,11 +6,16 @@
  * and neighbours flushed, the name put back by the agent itself).
  *
  *   bun bench/profile/pod-sync-ab.ts [--pairs 21] [--a "--ip-session off"] [--b ""]
+ *                                    [--a-bin PATH] [--b-bin PATH]
+ *
+ * (--a-bin/--b-bin: another build than dist/netagent for that side, e.g. a
+ * copy of the previous commit's.)
  */
 import { AgentService } from "../../src/gen/agent_pb";
 import { AgentClient } from "../../src/host/client";
 import { syncAgent } from "../../src/host/drive-agent";
 import { readPodRequests } from "../../src/host/pod-requests";
+import { startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
 import { addVeth, PtpPod } from "../../test/host/helpers";
 import { interleave } from "../lib/interleave";
@@ -24,6 +29,7 @@ const opt = (k: string, d: string) => {
 const pairs = Number(opt("--pairs", "21"));
 const flags = (s: string) => s.split(" ").filter((x) => x !== "");
 const sides = { a: flags(opt("--a", "--ip-session off")), b: flags(opt("--b", "")) };
+const bins = { a: opt("--a-bin", ""), b: opt("--b-bin", "") };
 
 const pod = await PtpPod.create();
 const cleanup: (() => Promise<void> | void)[] = [() => pod.remove()];
@@ -42,11 +48,11 @@ try {
   );
   const req = await readPodRequests(pod.pod.name);
   const iface = req.interfaces[0] as (typeof req.interfaces)[0];
-  const guest = async (args: string[]) => {
+  const guest = async (args: string[], binary: string) => {
     const ns = await Netns.create("nh5ab");
     cleanup.push(() => ns.remove());
     await addVeth(ns, "gst0", iface.hwAddr);
-    const agent = await ns.startAgent(args);
+    const agent = await startAgent({ args, netns: ns, ...(binary ? { binary } : {}) });
     cleanup.push(() => agent.stop());
     const client = await AgentClient.connect(`unix://${agent.socket}`);
     cleanup.push(() => client.close());
@@ -63,16 +69,18 @@ try {
     };
     return { run, times };
   };
-  const a = await guest(sides.a);
-  const b = await guest(sides.b);
+  const a = await guest(sides.a, bins.a);
+  const b = await guest(sides.b, bins.b);
   await a.run();
   await b.run();
   a.times.length = 0;
   b.times.length = 0;
   await interleave(pairs, a.run, b.run);
   const ratios = b.times.map((x, i) => x / (a.times[i] as number));
-  console.log(`A (${sides.a.join(" ") || "defaults"}): median ${median(a.times).toFixed(2)} ms`);
-  console.log(`B (${sides.b.join(" ") || "defaults"}): median ${median(b.times).toFixed(2)} ms`);
+  const name = (flagsOf: string[], bin: string) =>
+    `${bin || "dist/netagent"} ${flagsOf.join(" ") || "(defaults)"}`;
+  console.log(`A ${name(sides.a, bins.a)}: median ${median(a.times).toFixed(2)} ms`);
+  console.log(`B ${name(sides.b, bins.b)}: median ${median(b.times).toFixed(2)} ms`);
   console.log(`B/A median of per-pair ratios: ${median(ratios).toFixed(2)} (${pairs} pairs)`);
 } finally {
   for (const f of cleanup.reverse()) await f();

@@ -24,7 +24,7 @@ export async function applyLink(
   ip: IpRunner,
   log: Logger,
   spec: InterfaceSpec,
-  state: NetState,
+  state: Pick<NetState, "links">,
   link: Link,
   signal: AbortSignal,
 ): Promise<Link> {
@@ -55,7 +55,7 @@ export async function applyLink(
 async function restoreLink(
   ip: IpRunner,
   log: Logger,
-  before: NetState,
+  before: Pick<NetState, "links">,
   link: Link,
 ): Promise<string | undefined> {
   const what = `link ${link.name}`;
@@ -77,10 +77,10 @@ async function restoreLink(
  * undone blindly could rename the wrong link), so the restore needs a read:
  * a failed read (a netlink dump interrupted by a change) is tried again.
  */
-async function readWithRetries(ip: IpRunner): Promise<NetState> {
+async function readWithRetries(ip: IpRunner): Promise<Pick<NetState, "links">> {
   for (let i = 1; ; i++) {
     try {
-      return await ip.readState();
+      return await ip.readLinks();
     } catch (err) {
       if (i >= RESTORE_READS) throw err;
       await new Promise((r) => setTimeout(r, 50 * i));
@@ -88,7 +88,11 @@ async function readWithRetries(ip: IpRunner): Promise<NetState> {
   }
 }
 
-function planLinkRestore(before: NetState, link: Link, now: NetState): string[] {
+function planLinkRestore(
+  before: Pick<NetState, "links">,
+  link: Link,
+  now: Pick<NetState, "links">,
+): string[] {
   const lines: string[] = [];
   const current = now.links.find((l) => l.index === link.index);
   let others = now.links;

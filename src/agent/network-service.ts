@@ -79,7 +79,7 @@ export function createNetworkService(
     log.debug("waiting for a hot-plugged link", { hwAddr: mac });
     for (;;) {
       const readStart = performance.now();
-      const state = await ip.readState({ signal: ctx.signal });
+      const state = await ip.readLinks({ signal: ctx.signal });
       if (state.links.some((l) => l.mac === mac)) return;
       // Another poll must fit before giving up, reads as slow as this one.
       const nextDone = performance.now() + pollMs + (performance.now() - readStart);
@@ -90,7 +90,10 @@ export function createNetworkService(
     }
   }
 
-  function requireDevices(state: NetState, devices: Iterable<[string, string]>): void {
+  function requireDevices(
+    state: Pick<NetState, "links">,
+    devices: Iterable<[string, string]>,
+  ): void {
     const names = new Set(state.links.map((l) => l.name));
     for (const [field, dev] of devices) {
       if (!names.has(dev)) throw new TtrpcError(`Link not found (${field} ${dev})`, Code.NOT_FOUND);
@@ -110,7 +113,7 @@ export function createNetworkService(
         // The link is looked for inside the queue (one read when it is
         // there); when it is not, the wait happens outside, then again.
         const done = await queue.run(async () => {
-          const state = await ip.readState({ signal: ctx.signal });
+          const state = await ip.readLinks({ signal: ctx.signal });
           const link = state.links.find((l) => l.mac === spec.mac);
           if (!link) return undefined;
           const now = await applyLink(ip, log, spec, state, link, ctx.signal);
@@ -126,7 +129,7 @@ export function createNetworkService(
         throw new TtrpcError("routes: missing", Code.INVALID_ARGUMENT);
       const desired = validateRoutes(request.routes.Routes);
       return queue.run(async () => {
-        const state = await ip.readState({ signal: ctx.signal });
+        const state = await ip.readLinksAndRoutes({ signal: ctx.signal });
         requireDevices(
           state,
           desired.map((r, i) => [`routes[${i}].device`, r.dev]),
@@ -147,7 +150,7 @@ export function createNetworkService(
     },
 
     async listInterfaces(_request, ctx) {
-      const state = await ip.readState({ signal: ctx.signal });
+      const state = await ip.readLinks({ signal: ctx.signal });
       return create(InterfacesSchema, { Interfaces: state.links.map((l) => linkToProto(l)) });
     },
 
@@ -162,7 +165,7 @@ export function createNetworkService(
       const { specs, skipped } = validateNeighbors(request.neighbors.ARPNeighbors);
       if (skipped.length) log.info("multicast neighbours skipped", { skipped });
       return queue.run(async () => {
-        const state = await ip.readState({ signal: ctx.signal });
+        const state = await ip.readLinksAndNeighbors({ signal: ctx.signal });
         requireDevices(
           state,
           specs.map((n, i) => [`neighbors[${i}].device`, n.dev]),

@@ -260,6 +260,26 @@ export class IpRunner {
   }
 
   /**
+   * Only what a call needs, each listing one less to print and parse: the
+   * links with their addresses, and the routes (as readState) or the
+   * neighbours when asked for.
+   */
+  async readLinks(opts?: IpRunOptions): Promise<Pick<NetState, "links">> {
+    const [links] = await this.readBatch(["addr show"], opts);
+    return { links: parseLinks(links) };
+  }
+
+  async readLinksAndRoutes(opts?: IpRunOptions): Promise<Pick<NetState, "links" | "routes">> {
+    const [links, routes] = await this.readBatch(["addr show", "route show table all"], opts);
+    return { links: parseLinks(links), routes: this.noteRoutes(parseRoutes(routes)) };
+  }
+
+  async readLinksAndNeighbors(opts?: IpRunOptions): Promise<Pick<NetState, "links" | "neighbors">> {
+    const [links, neighbors] = await this.readBatch(["addr show", "neigh show"], opts);
+    return { links: parseLinks(links), neighbors: parseNeighbors(neighbors) };
+  }
+
+  /**
    * Links, routes of every table, rules of both families, neighbours: two
    * processes at once (a batch cannot switch family, and `rule show` lists
    * IPv4 only unless `-6` is given; it goes last, as it fixes the family

@@ -78,6 +78,8 @@ export interface StartAgentOptions {
   ipBin?: string;
   /** Run inside this namespace (`ip netns exec` execs the agent: the PID is the agent's). */
   netns?: { name: string };
+  /** Another agent build than dist/netagent (benches comparing two). */
+  binary?: string;
 }
 
 /**
@@ -93,7 +95,7 @@ export async function startAgent(
   const dir = tempDir();
   const socket = dir.join("agent.sock");
   const argv = [
-    requireAgentBinary(),
+    opts.binary ?? requireAgentBinary(),
     "--listen",
     `unix://${socket}`,
     ...(opts.ipBin ? ["--ip-bin", opts.ipBin] : []),
