@@ -22,6 +22,7 @@ import { FrameDecoder, HEADER_LENGTH, MAX_DATA_LENGTH } from "../../src/ttrpc/fr
 import { ServerConnection } from "../../src/ttrpc/server-connection";
 import { ServiceRegistry } from "../../src/ttrpc/service";
 import { pbDecodeResponse } from "../helpers/envelope-pbjs";
+import { narrowReads } from "../helpers/fake-ip-reads";
 import { requestFrame } from "./raw";
 
 const root = protobuf.parse(`
@@ -99,6 +100,7 @@ function server() {
   const state = { links: [], routes: [], neighbors: [] };
   const ip = {
     readState: async () => structuredClone(state),
+    ...narrowReads(async () => structuredClone(state)),
     readRoutes: async () => [],
     batch: async () => {},
     batchThenRoutes: async () => [],

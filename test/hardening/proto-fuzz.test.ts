@@ -27,6 +27,7 @@ import { ServerConnection } from "../../src/ttrpc/server-connection";
 import { ServiceRegistry } from "../../src/ttrpc/service";
 import type { RunningAgent } from "../helpers/agent";
 import { pbDecodeResponse, pbEncodeRequest } from "../helpers/envelope-pbjs";
+import { narrowReads } from "../helpers/fake-ip-reads";
 import { Netns } from "../helpers/netns";
 import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
@@ -292,6 +293,7 @@ function fakeIp() {
   const lines: string[] = [];
   const ip = {
     readState: async () => structuredClone(STATE),
+    ...narrowReads(async () => structuredClone(STATE)),
     readRoutes: async () => structuredClone(STATE.routes),
     batch: async (l: readonly string[]) => {
       lines.push(...l);

@@ -18,6 +18,7 @@ import type { IpRunner } from "../../src/net/ip-runner";
 import type { IptablesRunner } from "../../src/net/iptables-runner";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { CallContext } from "../../src/ttrpc/service";
+import { narrowReads } from "../helpers/fake-ip-reads";
 
 const log = createLogger("error", () => {});
 const ctxWith = (signal = new AbortController().signal): CallContext => ({
@@ -65,11 +66,13 @@ function fakes(events: string[], hold?: Promise<void>, failRestore = false) {
       return new Uint8Array();
     },
   } as unknown as IptablesRunner;
+  const readState = async () => {
+    events.push("ip readState");
+    return { links: [], routes: [], neighbors: [] };
+  };
   const ip = {
-    async readState() {
-      events.push("ip readState");
-      return { links: [], routes: [], neighbors: [] };
-    },
+    readState,
+    ...narrowReads(readState),
     async readRoutes() {
       events.push("ip readRoutes");
       return [];

@@ -17,6 +17,7 @@ import { IpBatchError, type IpRunner } from "../../src/net/ip-runner";
 import type { Address, Link, NetState } from "../../src/net/model";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { CallContext } from "../../src/ttrpc/service";
+import { narrowReads } from "../helpers/fake-ip-reads";
 
 type InterfaceInit = MessageInitShape<typeof InterfaceSchema>;
 
@@ -37,6 +38,11 @@ class LinkIp {
   async readState(): Promise<NetState> {
     return { links: structuredClone(this.links), routes: [], neighbors: [] };
   }
+
+  readonly narrow = narrowReads(() => this.readState());
+  readLinks = () => this.narrow.readLinks();
+  readLinksAndRoutes = () => this.narrow.readLinksAndRoutes();
+  readLinksAndNeighbors = () => this.narrow.readLinksAndNeighbors();
 
   async readRoutes() {
     return [];

@@ -16,6 +16,7 @@ import { impliedKernelRoutes } from "../../src/net/kernel-routes";
 import { type Link, type NetState, type Route, routeIdentity } from "../../src/net/model";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { CallContext } from "../../src/ttrpc/service";
+import { narrowReads } from "../helpers/fake-ip-reads";
 import { RouteSim, SimError } from "../support/route-sim";
 
 type RouteInit = MessageInitShape<typeof RouteSchema>;
@@ -36,6 +37,11 @@ class SimIp {
   async readState(): Promise<NetState> {
     return { links: this.links, routes: this.sim.routes.map((r) => ({ ...r })), neighbors: [] };
   }
+
+  readonly narrow = narrowReads(() => this.readState());
+  readLinks = () => this.narrow.readLinks();
+  readLinksAndRoutes = () => this.narrow.readLinksAndRoutes();
+  readLinksAndNeighbors = () => this.narrow.readLinksAndNeighbors();
 
   async readRoutes(): Promise<Route[]> {
     return this.sim.routes.map((r) => ({ ...r }));
@@ -232,9 +238,14 @@ describe("UpdateRoutes over the kernel model", () => {
   it("is NOT_FOUND 'Link not found' for an unknown device, before any change", async () => {
     const ip = new SimIp([eth(2, "eth0", [v4("10.0.0.2", 24)])]);
     const { update } = service(ip);
-    const err = await rejection(update([{ dest: "10.1.0.0/16", device: "eth7" }]));
+    const err = await rejection(
+      update([
+        { dest: "10.1.0.0/16", device: "eth0" },
+        { dest: "10.2.0.0/16", device: "eth7" },
+      ]),
+    );
     expect(err.code).toBe(Code.NOT_FOUND);
-    expect(err.message).toContain("Link not found");
+    expect(err.message).toBe("Link not found (routes[1].device eth7)");
     expect(ip.batches).toEqual([]);
   });
 
