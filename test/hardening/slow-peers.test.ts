@@ -20,7 +20,9 @@ let baseFds: number;
 
 beforeAll(async () => {
   agent = await startHardenedAgent({
-    args: ["--stall-timeout-ms", String(STALL_MS), "--log-level", "warn"],
+    // Without the resident ip: its stdio are sockets too (Bun's child pipes
+    // are socketpairs), and this file counts the agent's sockets to peers.
+    args: ["--stall-timeout-ms", String(STALL_MS), "--log-level", "warn", "--ip-session", "off"],
   });
   // The listener, once the readiness probes' connections are gone.
   baseFds = await waitFor(() => socketFds(agent.child.pid) === 1 && 1);
