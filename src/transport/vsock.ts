@@ -1,6 +1,6 @@
 /**
  * AF_VSOCK listening socket through bun:ffi (Bun and Node have no vsock):
- * socket(2), bind(2) and listen(2) from libc; node:net adopts the fd.
+ * socket(2), bind(2) and listen(2) from libc; Bun.listen adopts the fd.
  */
 import { dlopen, FFIType, ptr, read } from "bun:ffi";
 import { VMADDR_CID_ANY } from "./address";
