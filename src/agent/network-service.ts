@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { type AgentService, InterfacesSchema, RoutesSchema } from "../gen/agent_pb";
 import type { IpRunner } from "../net/ip-runner";
 import { impliedKernelRoutes } from "../net/kernel-routes";
-import type { NetState } from "../net/model";
+import type { Link } from "../net/model";
 import { planNeighborRestore, renderNeighborReplace } from "../net/plan-neighbors";
 import { planRoutes } from "../net/plan-routes";
 import { ipv6Disabled } from "../net/sysctl";
@@ -92,7 +92,7 @@ export function createNetworkService(
 
   /** NOT_FOUND naming `what[i].device` for the first item whose device is not a link. */
   function requireDevices(
-    state: Pick<NetState, "links">,
+    state: { links: readonly Pick<Link, "name">[] },
     what: string,
     items: readonly { dev: string }[],
   ): void {

@@ -71,7 +71,9 @@ function destinations(a: Address): string[] {
   return out.filter(Boolean);
 }
 
-export function impliedKernelRoutes(links: readonly Link[]): Route[] {
+export function impliedKernelRoutes(
+  links: readonly Pick<Link, "name" | "flags" | "addresses">[],
+): Route[] {
   const out = new Map<string, Route>();
   for (const link of links) {
     if (link.name === "lo" || !link.flags.includes("UP")) continue;

@@ -168,9 +168,7 @@ describe("IpRunner reads", () => {
   it("readRoutes: the main table of both families, in one process", async () => {
     const ip = fakeIp();
     const routes = await new IpRunner(ip.bin, "pod-ns").readRoutes();
-    expect(ip.calls().map((c) => c.argv)).toEqual([
-      "-n pod-ns -json -details route show table all",
-    ]);
+    expect(ip.calls().map((c) => c.argv)).toEqual(["-n pod-ns -json route show table all"]);
     expect(routes.map((r) => r.family)).toEqual([...Array(9).fill(4), ...Array(9).fill(6)]);
   });
 
