@@ -145,7 +145,15 @@ export class IpSession {
       if (check.exitCode !== 0 || !this.agrees(resident, check.docs[0])) resident = this.retire();
     }
     if (resident) return { resident, fresh: false };
-    const fresh = new Resident(this.binary);
+    let fresh: Resident;
+    try {
+      fresh = new Resident(this.binary);
+    } catch (err) {
+      // As a one-shot run says it: the call fails INTERNAL, naming the binary.
+      const why = `cannot run ${this.binary}: ${(err as Error).message}`;
+      const killed = new TtrpcError(why, Code.INTERNAL, { cause: err });
+      return { failed: { stdout: "", stderr: "", exitCode: -1, killed } };
+    }
     this.resident = fresh;
     this.started++;
     if (!checkAfter) {

@@ -10,6 +10,7 @@ import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { failedBatchLine } from "../../src/net/ip-errors";
 import { IpSession } from "../../src/net/ip-session";
+import { Code } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";
 import { waitFor } from "../helpers/wait";
@@ -179,6 +180,21 @@ describe("IpSession", () => {
     const again = await run(["route show"], 1);
     expect(again.exitCode).toBe(0);
     expect(session.started).toBe(2);
+  });
+
+  it("says it cannot run a missing binary (INTERNAL, naming it), and runs once it is there", async () => {
+    const { ns } = await setup();
+    const dir = tempDir("netagent-session-missing-");
+    cleanup.push(() => dir.remove());
+    const bin = dir.join("ip");
+    const session = new IpSession(bin);
+    cleanup.push(() => session.close());
+    const r = await session.exchange(["link show"], 1, { timeoutMs: 5_000 });
+    expect(r.killed?.code).toBe(Code.INTERNAL);
+    expect(r.killed?.message).toContain(`cannot run ${bin}`);
+    writeFileSync(bin, `#!/bin/sh\nexec ip -n '${ns.name}' "$@"\n`);
+    chmodSync(bin, 0o755);
+    expect((await session.exchange(["link show"], 1, { timeoutMs: 5_000 })).exitCode).toBe(0);
   });
 
   it("kills the process when the call is cancelled", async () => {
