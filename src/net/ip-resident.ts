@@ -29,8 +29,9 @@ export class Resident {
   readonly proc: Child;
   private readonly reader: { read(): Promise<{ value?: Uint8Array; done: boolean }> };
   private readonly decoder = new TextDecoder();
-  /** Standard output received and not yet taken. */
-  private out = "";
+  /** Complete lines of standard output not yet taken, and the line still coming. */
+  private readonly lines: string[] = [];
+  private partial = "";
   private ended = false;
   /** All of standard error so far. */
   err = "";
@@ -96,37 +97,37 @@ export class Resident {
     }
   }
 
-  /** The next `n` documents; fewer when the output ended first. */
+  /**
+   * The next `n` documents; fewer when the output ended first. Each chunk
+   * is searched once (iproute2 flushes every route: a 512-route listing
+   * comes in ~500 chunks, and searching the growing text again each time
+   * would cost its square).
+   */
   async take(n: number): Promise<string[]> {
-    const docs: string[] = [];
-    let from = 0;
-    while (docs.length < n) {
-      const nl = this.out.indexOf("\n", from);
-      if (nl !== -1) {
-        docs.push(this.out.slice(from, nl));
-        from = nl + 1;
-        continue;
-      }
-      this.out = this.out.slice(from);
-      from = 0;
-      if (this.ended) break;
+    while (this.lines.length < n && !this.ended) {
       const { value, done } = await this.reader
         .read()
         .catch(() => ({ value: undefined, done: true }));
-      if (done) {
+      if (done || value === undefined) {
         this.ended = true;
-        this.out += this.decoder.decode();
-      } else {
-        this.out += this.decoder.decode(value, { stream: true });
+        this.partial += this.decoder.decode();
+        break;
       }
+      const text = this.decoder.decode(value, { stream: true });
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+        this.lines.push(this.partial + text.slice(start, nl));
+        this.partial = "";
+        start = nl + 1;
+      }
+      this.partial += text.slice(start);
     }
-    this.out = this.out.slice(from);
-    return docs;
+    return this.lines.splice(0, n);
   }
 
   /** Output nobody asked for: the process and the agent no longer agree on the exchange. */
   get leftover(): boolean {
-    return this.out.length > 0;
+    return this.lines.length > 0 || this.partial.length > 0;
   }
 
   close(): void {
