@@ -420,6 +420,8 @@ export class IpRunner {
       if (options.ipv6) args.unshift("-6");
       if (reads.length > 0) args.unshift(...jsonArgs(options));
       r = await this.run(args, `${all.join("\n")}\n`, options);
+      // Its changes (a restore may rename links) are not the session's own.
+      if (lines.length > 0) this.session?.distrust();
     }
     if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
     if (r.exitCode === 0) {

@@ -123,6 +123,14 @@ export class IpSession {
       });
   }
 
+  /**
+   * Something else (a one-shot restore) may have changed the links: the
+   * next change is checked first, however recent the last listing.
+   */
+  distrust(): void {
+    if (this.resident) this.resident.listedLast = false;
+  }
+
   /** Ends the resident process (stdin closed: iproute2 exits by itself). */
   close(): void {
     this.resident?.close();

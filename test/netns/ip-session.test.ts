@@ -9,6 +9,7 @@
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { failedBatchLine } from "../../src/net/ip-errors";
+import { IpRunner } from "../../src/net/ip-runner";
 import { IpSession } from "../../src/net/ip-session";
 import { Code } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
@@ -37,7 +38,8 @@ async function setup() {
   await ns.veth("eth1", "peer1");
   await ns.ip("addr", "add", "10.1.1.2/24", "dev", "eth0");
   await ns.ip("addr", "add", "10.2.2.2/24", "dev", "eth1");
-  const session = new IpSession(ipIn(dir, ns));
+  const bin = ipIn(dir, ns);
+  const session = new IpSession(bin);
   cleanup.push(() => session.close());
   const run = (lines: string[], reads: number) =>
     session.exchange(lines, reads, { timeoutMs: 30_000 });
@@ -45,7 +47,7 @@ async function setup() {
     (await ns.json<{ dst: string; dev: string }[]>("route", "show", "table", "main")).find(
       (r) => r.dst === dst,
     )?.dev;
-  return { ns, session, run, routeDev };
+  return { ns, bin, session, run, routeDev };
 }
 
 describe("IpSession", () => {
@@ -169,6 +171,24 @@ describe("IpSession", () => {
       expect(session.pid).not.toBe(pid);
     }
     expect(await routeDev("10.9.3.0/24")).toBe("eth0");
+  });
+
+  it("checks the links before a change that follows a one-shot restore's renames", async () => {
+    const { bin, session, routeDev } = await setup();
+    const runner = new IpRunner(bin, undefined, undefined, undefined, session);
+    await runner.readLinks();
+    // A -force restore runs one-shot; the session's process did not make its renames.
+    await runner.batch(
+      [
+        "link set dev eth0 name ethtmp",
+        "link set dev eth1 name eth0",
+        "link set dev ethtmp name eth1",
+      ],
+      { force: true },
+    );
+    await runner.batchThenRoutes(["route replace 10.9.9.0/24 dev eth0"]);
+    expect(await routeDev("10.9.9.0/24")).toBe("eth0");
+    expect(session.started).toBe(2);
   });
 
   it("kills a process that outlives the exchange's time, and the next exchange starts another", async () => {
