@@ -69,16 +69,22 @@ const addrs = (l: IpLink | undefined) =>
 
 /**
  * What a request could change, per link: name, MAC, MTU, flags, addresses.
- * Not the DAD state or lifetimes, which the kernel moves on by itself.
+ * Not what the kernel moves on by itself: the DAD state, lifetimes, the
+ * carrier (LOWER_UP / NO-CARRIER arrive through linkwatch, up to a second
+ * after the peer comes up) and the link-local address it adds with it.
  */
 async function linkState() {
   const links = await guest.json<IpLink[]>("addr", "show");
+  const carrier = new Set(["LOWER_UP", "NO-CARRIER"]);
   return links.map((l) => ({
     name: l.ifname,
     mac: l.address,
     mtu: l.mtu,
-    flags: l.flags,
-    addrs: l.addr_info.map((a) => `${a.local}/${a.prefixlen}`).sort(),
+    flags: l.flags.filter((f) => !carrier.has(f)),
+    addrs: l.addr_info
+      .filter((a) => a.scope !== "link")
+      .map((a) => `${a.local}/${a.prefixlen}`)
+      .sort(),
   }));
 }
 
