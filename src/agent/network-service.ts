@@ -41,6 +41,9 @@ export interface NetworkServiceOptions {
  */
 export const HOTPLUG_MAX_WAIT_MS = 60_000;
 
+/** Routes in an UpdateRoutes from which validation runs beside the table's read. */
+const VALIDATE_WHILE_READING = 1000;
+
 export function createNetworkService(
   options: NetworkServiceOptions,
 ): ServiceImpl<typeof AgentService> {
@@ -131,9 +134,28 @@ export function createNetworkService(
     async updateRoutes(request, ctx) {
       if (request.routes === undefined)
         throw new TtrpcError("routes: missing", Code.INVALID_ARGUMENT);
-      const desired = validateRoutes(request.routes.Routes);
+      const wire = request.routes.Routes;
+      // A large request is validated while ip reads the table (ip works in
+      // a process of its own; validating 10,000 routes takes ~11 ms of a
+      // ~90 ms no-change call). Small ones are refused before any read.
+      const early = wire.length < VALIDATE_WHILE_READING ? validateRoutes(wire) : undefined;
       return queue.run(async () => {
-        const state = await ip.readLinksAndRoutes({ signal: ctx.signal });
+        const stop = new AbortController();
+        const reading = ip.readLinksAndRoutes({
+          signal: AbortSignal.any([ctx.signal, stop.signal]),
+        });
+        let desired = early;
+        if (desired === undefined) {
+          try {
+            desired = validateRoutes(wire);
+          } catch (err) {
+            // Nothing was changed: the read is stopped, and the refusal goes out.
+            stop.abort(err);
+            reading.catch(() => {});
+            throw err;
+          }
+        }
+        const state = await reading;
         requireDevices(state, "routes", desired);
         const ops = planRoutes(state.routes, desired, {
           kernel: impliedKernelRoutes(state.links),

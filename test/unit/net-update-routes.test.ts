@@ -258,6 +258,23 @@ describe("UpdateRoutes over the kernel model", () => {
     expect(ip.batches).toEqual([]);
   });
 
+  it("is INVALID_ARGUMENT for a bad field of a large request (checked beside the read), changing nothing", async () => {
+    const ip = new SimIp([eth(2, "eth0", [v4("10.0.0.2", 24)])]);
+    const { update } = service(ip);
+    const before = table(ip.sim.routes);
+    const routes = Array.from({ length: 1500 }, (_, i) => ({
+      dest: `10.${1 + (i >> 8)}.${i & 255}.0/24`,
+      gateway: "10.0.0.1",
+      device: "eth0",
+    }));
+    routes[1234] = { dest: "10.99.0.1/33", gateway: "10.0.0.1", device: "eth0" };
+    const err = await rejection(update(routes));
+    expect(err.code).toBe(Code.INVALID_ARGUMENT);
+    expect(err.message).toContain('routes[1234].dest: "10.99.0.1/33"');
+    expect(ip.batches).toEqual([]);
+    expect(table(ip.sim.routes)).toEqual(before);
+  });
+
   it("same subnet on two links: the request on eth1 supersedes eth1's kernel route, eth0 keeps its own", async () => {
     const ip = new SimIp([
       eth(2, "eth0", [v4("10.0.0.2", 24)]),
