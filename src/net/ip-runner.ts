@@ -209,7 +209,23 @@ export class IpRunner {
     const session = this.sessionFor(lines.length);
     return session
       ? this.exchange(session, lines, reads, opts)
-      : this.run([...jsonArgs(opts), "-batch", "-"], `${lines.join("\n")}\n`, opts);
+      : this.oneShotBatch([...jsonArgs(opts), "-batch", "-"], lines, lines.length - reads, opts);
+  }
+
+  /**
+   * `lines` through a one-shot `ip ARGS` (the first `changes` of them change
+   * something). Its changes (a restore may rename links) are not the
+   * resident session's own: the session checks the links before its next.
+   */
+  private async oneShotBatch(
+    args: string[],
+    lines: readonly string[],
+    changes: number,
+    opts: IpRunOptions,
+  ): Promise<RunResult> {
+    const r = await this.run(args, `${lines.join("\n")}\n`, opts);
+    if (changes > 0) this.session?.distrust();
+    return r;
   }
 
   /** Remembers whether the table just read is too large for the session. */
@@ -419,9 +435,7 @@ export class IpRunner {
       // `-6`: lines whose family only the command line can give (IPv6 rules without a prefix).
       if (options.ipv6) args.unshift("-6");
       if (reads.length > 0) args.unshift(...jsonArgs(options));
-      r = await this.run(args, `${all.join("\n")}\n`, options);
-      // Its changes (a restore may rename links) are not the session's own.
-      if (lines.length > 0) this.session?.distrust();
+      r = await this.oneShotBatch(args, all, lines.length, options);
     }
     if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
     if (r.exitCode === 0) {

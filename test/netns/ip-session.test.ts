@@ -9,7 +9,7 @@
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { failedBatchLine } from "../../src/net/ip-errors";
-import { IpRunner } from "../../src/net/ip-runner";
+import { IpRunner, SESSION_MAX_LINES } from "../../src/net/ip-runner";
 import { IpSession } from "../../src/net/ip-session";
 import { Code } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
@@ -189,6 +189,22 @@ describe("IpSession", () => {
     await runner.batchThenRoutes(["route replace 10.9.9.0/24 dev eth0"]);
     expect(await routeDev("10.9.9.0/24")).toBe("eth0");
     expect(session.started).toBe(2);
+  });
+
+  it("checks the links before a change that follows a one-shot whole-state batch's renames", async () => {
+    const { bin, session, routeDev } = await setup();
+    const runner = new IpRunner(bin, undefined, undefined, undefined, session);
+    await runner.readLinks();
+    // Over SESSION_MAX_LINES lines: batchAndRead runs one-shot, not in the session.
+    const filler = Array.from({ length: SESSION_MAX_LINES }, () => "link set dev lo up");
+    await runner.batchAndRead([
+      ...filler,
+      "link set dev eth0 name ethtmp",
+      "link set dev eth1 name eth0",
+      "link set dev ethtmp name eth1",
+    ]);
+    await runner.batchThenRoutes(["route replace 10.9.9.0/24 dev eth0"]);
+    expect(await routeDev("10.9.9.0/24")).toBe("eth0");
   });
 
   it("kills a process that outlives the exchange's time, and the next exchange starts another", async () => {
