@@ -81,13 +81,13 @@ export class IpSession {
     if (this.running) throw new Error("IpSession: one exchange at a time");
     this.running = true;
     try {
-      const checkAfter = lines.length === reads && LISTS_LINKS.test(lines[0] ?? "");
+      const readOnly = lines.length === reads;
+      const checkAfter = readOnly && LISTS_LINKS.test(lines[0] ?? "");
       let t = await this.trusted(checkAfter, opts);
       if (t.failed) return t.failed;
       const result = await this.run(t.resident, lines, reads, opts);
-      const readOnly = lines.length === reads;
-      const stale =
-        checkAfter && !t.fresh && result.exitCode === 0 && !this.agrees(t.resident, result.docs[0]);
+      // (A fresh process's first listing always agrees: its cache comes from it.)
+      const stale = checkAfter && result.exitCode === 0 && !this.agrees(t.resident, result.docs[0]);
       // A read is run again, afresh, when the links moved since this process
       // last listed them (what it printed may name them from its stale
       // cache), or when the process died under it (not a failed line).
@@ -141,7 +141,7 @@ export class IpSession {
   private async trusted(
     checkAfter: boolean,
     opts: ExchangeOptions,
-  ): Promise<{ resident: Resident; fresh: boolean; failed?: undefined } | { failed: RunResult }> {
+  ): Promise<{ resident: Resident; failed?: undefined } | { failed: RunResult }> {
     let resident = this.resident;
     if (resident && !resident.alive) resident = this.retire();
     const recent =
@@ -152,7 +152,7 @@ export class IpSession {
       // A failed check or moved links: a fresh process needs no check.
       if (check.exitCode !== 0 || !this.agrees(resident, check.docs[0])) resident = this.retire();
     }
-    if (resident) return { resident, fresh: false };
+    if (resident) return { resident };
     let fresh: Resident;
     try {
       fresh = new Resident(this.binary);
@@ -170,7 +170,7 @@ export class IpSession {
       if (base.killed || base.exitCode !== 0) return { failed: base };
       this.agrees(fresh, base.docs[0]);
     }
-    return { resident: fresh, fresh: true };
+    return { resident: fresh };
   }
 
   /**
