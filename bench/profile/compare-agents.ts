@@ -1,7 +1,8 @@
 /**
  * Before/after for a performance fix: two agent binaries in one bench
  * netns, UpdateRoutes of N routes (table reset before each) and the
- * no-change repeat, interleaved A B / B A; prints medians and the median
+ * no-change call after it and that call's repeat (the same request, the
+ * table unchanged), interleaved A B / B A; prints medians and the median
  * per-pair ratio B/A. With `--first-call`, each run is a freshly started
  * agent's first call (and its second, the no-change one), the agents'
  * start not timed.
@@ -58,7 +59,14 @@ try {
     await clients[k].raw("grpc.AgentService", "UpdateRoutes", payload, { timeoutMs: 300_000 });
     return performance.now() - t0;
   };
-  const t = { a: [] as number[], b: [] as number[], a2: [] as number[], b2: [] as number[] };
+  const t = {
+    a: [] as number[],
+    b: [] as number[],
+    a2: [] as number[],
+    b2: [] as number[],
+    a3: [] as number[],
+    b3: [] as number[],
+  };
   const once = async (k: "a" | "b") => {
     await resetRoutes(ns);
     if (firstCall) {
@@ -70,10 +78,11 @@ try {
     }
     t[k].push(await call(k));
     t[`${k}2`].push(await call(k));
+    t[`${k}3`].push(await call(k));
   };
   await once("a");
   await once("b");
-  t.a.length = t.b.length = t.a2.length = t.b2.length = 0;
+  for (const list of Object.values(t)) list.length = 0;
   for (let i = 0; i < pairs; i++) {
     for (const k of i % 2 === 0 ? (["a", "b"] as const) : (["b", "a"] as const)) await once(k);
   }
@@ -86,6 +95,9 @@ try {
   );
   console.log(
     `no change: a ${median(t.a2).toFixed(1)} ms, b ${median(t.b2).toFixed(1)} ms, b/a ${ratio(t.a2, t.b2).toFixed(2)}`,
+  );
+  console.log(
+    `repeated:  a ${median(t.a3).toFixed(1)} ms, b ${median(t.b3).toFixed(1)} ms, b/a ${ratio(t.a3, t.b3).toFixed(2)}`,
   );
   for (const c of Object.values(clients)) c.close();
 } finally {

@@ -17,6 +17,7 @@ import { linkToProto, routeToProto } from "../wire/kata-map";
 import { applyLink } from "./apply-link";
 import { applyRoutePlan } from "./apply-routes";
 import type { Logger } from "./log";
+import { NoChangeMemo } from "./routes-memo";
 import { SerialQueue } from "./serial-queue";
 import { validateInterface, validateNeighbors, validateRoutes } from "./validate";
 
@@ -50,6 +51,7 @@ export function createNetworkService(
   const { ip, log } = options;
   const pollMs = options.pollMs ?? 50;
   const queue = options.queue ?? new SerialQueue();
+  const memo = new NoChangeMemo();
 
   /** Best effort: the error is logged, the caller reports the original failure. */
   async function restore(what: string, lines: string[]): Promise<void> {
@@ -138,7 +140,10 @@ export function createNetworkService(
       // A large request is validated while ip reads the table (ip works in
       // a process of its own; validating 10,000 routes takes ~11 ms of a
       // ~90 ms no-change call). Small ones are refused before any read.
-      const early = wire.length < VALIDATE_WHILE_READING ? validateRoutes(wire) : undefined;
+      // A repeat of the last call that changed nothing is known by its bytes (routes-memo.ts).
+      const kept = memo.desiredFor(ctx.payload);
+      const early =
+        kept ?? (wire.length < VALIDATE_WHILE_READING ? validateRoutes(wire) : undefined);
       return queue.run(async () => {
         const stop = new AbortController();
         const reading = ip.readLinksAndRoutes({
@@ -156,6 +161,14 @@ export function createNetworkService(
           }
         }
         const state = await reading;
+        const requested = desired.length;
+        const updated = (operations: number) =>
+          log.info("routes updated", { requested, operations });
+        const again = memo.answerFor(desired, state.routes);
+        if (again) {
+          updated(0);
+          return again;
+        }
         requireDevices(state, "routes", desired);
         const ops = planRoutes(state.routes, desired, {
           kernel: impliedKernelRoutes(state.links),
@@ -163,11 +176,14 @@ export function createNetworkService(
         });
         // Nothing to apply: the table just read is the result (one process
         // for the common periodic no-change sync); else the batch reads back.
-        const routes =
-          ops.length === 0
-            ? state.routes
-            : await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
-        log.info("routes updated", { requested: desired.length, operations: ops.length });
+        if (ops.length === 0) {
+          updated(0);
+          const answer = create(RoutesSchema, { Routes: state.routes.map(routeToProto) });
+          return memo.keep(ctx.payload, desired, state.routes, answer);
+        }
+        memo.forget();
+        const routes = await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
+        updated(ops.length);
         return create(RoutesSchema, { Routes: routes.map(routeToProto) });
       }, ctx.signal);
     },

@@ -74,6 +74,10 @@ const SESSION_SENTINEL = "link show";
 export class IpRunner {
   /** The last route table read had more than SESSION_MAX_ROUTES routes. */
   private largeTables = false;
+  /** readLinksAndRoutes' last text and what it was parsed into (one entry, a few MiB at most). */
+  private lastLinksAndRoutes:
+    | { text: string; state: { links: Omit<Link, "kind">[]; routes: Route[] } }
+    | undefined;
 
   /**
    * `binary` may be a stand-in for tests (the agent's `--ip-bin`; no
@@ -296,11 +300,18 @@ export class IpRunner {
   async readLinksAndRoutes(
     opts?: IpRunOptions,
   ): Promise<{ links: Omit<Link, "kind">[]; routes: Route[] }> {
-    const [links, routes] = await this.readBatch(["addr show", "route show table all"], {
-      ...opts,
-      details: false,
-    });
-    return { links: parseLinks(links), routes: this.noteRoutes(parseRoutes(routes)) };
+    const lines = ["addr show", "route show table all"];
+    const r = await this.jsonBatch(lines, lines.length, { ...opts, details: false });
+    // The same text as last time is the same table: the same objects back
+    // (routes-memo.ts knows a repeat by them), without parsing 10,000 routes again.
+    const last = this.lastLinksAndRoutes;
+    if (last !== undefined && r.exitCode === 0 && !r.killed && r.stdout === last.text) {
+      return last.state;
+    }
+    const [links, routes] = this.checkJson(lines.join("; "), r);
+    const state = { links: parseLinks(links), routes: this.noteRoutes(parseRoutes(routes)) };
+    this.lastLinksAndRoutes = { text: r.stdout, state };
+    return state;
   }
 
   async readLinksAndNeighbors(opts?: IpRunOptions): Promise<Pick<NetState, "links" | "neighbors">> {

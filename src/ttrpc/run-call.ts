@@ -57,6 +57,7 @@ export async function runCall(
       },
       deadline,
       metadata: metadataMap(request),
+      payload: request.payload,
     };
     const work = Promise.resolve().then(() => entry.handler(input, ctx));
     settled = work.then(

@@ -20,6 +20,8 @@ export interface CallContext {
   readonly deadline: number | undefined;
   /** Request metadata; keys as sent (send them lower-case, as Go does). */
   readonly metadata: ReadonlyMap<string, readonly string[]>;
+  /** The request's bytes as they came (a view: copy what is kept); absent for in-process calls. */
+  readonly payload?: Uint8Array;
 }
 
 type UnaryFn<M extends DescMethod> = (

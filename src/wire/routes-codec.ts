@@ -15,4 +15,21 @@ export const FAST_DECODERS: ReadonlyMap<string, (payload: Uint8Array, limit: num
 export const FAST_ENCODERS: ReadonlyMap<
   string,
   (message: { $typeName: string }) => Uint8Array | undefined
-> = new Map([[RoutesSchema.typeName, encodeRoutes]]);
+> = new Map([[RoutesSchema.typeName, encodeRoutesOnce]]);
+
+/** The bytes of answers that cannot change (frozen), by answer. */
+const frozenBytes = new WeakMap<object, Uint8Array>();
+
+/**
+ * A frozen answer (routes-memo.ts gives the same one back for a repeated
+ * call) is encoded once; the bytes are only read (copied into the frame).
+ */
+function encodeRoutesOnce(message: { $typeName: string }): Uint8Array | undefined {
+  if (!Object.isFrozen(message)) return encodeRoutes(message);
+  let bytes = frozenBytes.get(message);
+  if (bytes === undefined) {
+    bytes = encodeRoutes(message);
+    if (bytes !== undefined) frozenBytes.set(message, bytes);
+  }
+  return bytes;
+}

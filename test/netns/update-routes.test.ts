@@ -167,6 +167,27 @@ describe("UpdateRoutes", () => {
     expect(second).toEqual(first);
   });
 
+  it("a repeated no-change call still sees what someone else changed since (the memo is keyed by the table)", async () => {
+    const routes = [
+      { gateway: "10.1.1.1", device: "eth0" },
+      { dest: "10.1.1.0/24", gateway: "10.1.1.1", source: "10.1.1.2", device: "eth0" },
+      { dest: "198.51.100.0/24", gateway: "192.0.2.1", device: "eth1" },
+    ];
+    await updateRoutes(routes);
+    const table = await routeTable(ns);
+    const kept = await updateRoutes(routes); // no change: kept
+    expect(await updateRoutes(routes)).toEqual(kept); // its repeat
+    // Behind the agent's back: a stray route in, a requested one out.
+    await ns.ip("route", "add", "203.0.113.0/24", "dev", "eth1");
+    await ns.ip("route", "del", "198.51.100.0/24", "via", "192.0.2.1", "dev", "eth1");
+    const after = await updateRoutes(routes);
+    expect(await routeTable(ns)).toEqual(table);
+    expect(after.Routes.map((r) => r.dest)).toContain("198.51.100.0/24");
+    expect(after.Routes.map((r) => r.dest)).not.toContain("203.0.113.0/24");
+    // And once more, the same table again: the same answer as at first.
+    expect(await updateRoutes(routes)).toEqual(kept);
+  });
+
   it("rolls back when the 5th of 10 operations fails: the table is byte-identical", async () => {
     await updateRoutes([{ dest: "198.51.100.0/24", gateway: "10.1.1.1", device: "eth0" }]);
     const before = await ns.routeDump();
