@@ -18,9 +18,9 @@ export function dest(i: number): string {
 }
 
 /** Encoded grpc.UpdateRoutesRequest with `n` routes. */
-export function updateRoutesPayload(n: number): Uint8Array {
+export function updateRoutesPayload(n: number, opts: { reversed?: boolean } = {}): Uint8Array {
   const Routes = Array.from({ length: n }, (_, i) => ({
-    dest: dest(i),
+    dest: dest(opts.reversed ? n - 1 - i : i),
     gateway: GATEWAY,
     device: DEV,
   }));
