@@ -6,7 +6,7 @@
  */
 import { IpBatchError, type IpRunner } from "../net/ip-runner";
 import type { Link, NetState } from "../net/model";
-import { planLink } from "../net/plan-link";
+import { planLink, putLine } from "../net/plan-link";
 import { batchLine } from "../net/render-batch";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { Logger } from "./log";
@@ -29,12 +29,13 @@ export async function applyLink(
   signal: AbortSignal,
 ): Promise<Link> {
   const lines = planLink(state.links, link, { ...spec, up: true, exactAddresses: false });
+  const holder = state.links.find((l) => l.name === spec.name && l.index !== link.index);
   let links = state.links;
   try {
     // The read-back rides in the same process as the change.
     if (lines.length > 0) links = await ip.batchThenLinks(lines, { signal });
   } catch (err) {
-    const problem = await restoreLink(ip, log, state, link);
+    const problem = await restoreLink(ip, log, state, link, holder);
     const tail = problem === undefined ? "" : ` (restore incomplete: ${problem})`;
     if (err instanceof IpBatchError) {
       throw new TtrpcError(`interface ${spec.mac}: ${err.message}${tail}`, err.code, {
@@ -51,17 +52,22 @@ export async function applyLink(
   return now;
 }
 
-/** Puts `link` (and the others) back as in `before`. Never throws: returns what went wrong. */
+/**
+ * Puts `link` (and the others, `holder` the one a swap took down) back as
+ * in `before`. Never throws: returns what went wrong.
+ */
 async function restoreLink(
   ip: IpRunner,
   log: Logger,
   before: Pick<NetState, "links">,
   link: Link,
+  holder: Link | undefined,
 ): Promise<string | undefined> {
   const what = `link ${link.name}`;
   let lines: string[];
   try {
-    lines = planLinkRestore(before, link, await readWithRetries(ip));
+    const now = await readWithRetries(ip);
+    lines = planLinkRestore(before, link, now).concat(holderAddresses(holder, now));
     await ip.batch(lines, { force: true });
   } catch (err) {
     const problem = (err as Error).message;
@@ -116,6 +122,20 @@ function planLinkRestore(
     }
   }
   return lines.concat(restoreOtherLinks(before.links, others, link.index));
+}
+
+/**
+ * The IPv6 addresses the swap's down took from a holder that was up, put
+ * back once it has its name again (the lines before see to that); link-local
+ * ones aside, as planLink does: the kernel makes its own again.
+ */
+function holderAddresses(holder: Link | undefined, now: Pick<NetState, "links">): string[] {
+  const cur = holder && now.links.find((l) => l.index === holder.index);
+  if (!holder?.flags.includes("UP") || !cur) return [];
+  const has = new Set(cur.addresses.map((a) => `${a.address}/${a.prefix}`));
+  return holder.addresses
+    .filter((a) => a.family === 6 && a.scope !== "link" && !has.has(`${a.address}/${a.prefix}`))
+    .map((a) => putLine(a, holder.name));
 }
 
 /** Puts back the names and up state of links a half-done swap left renamed or down. */

@@ -26,48 +26,76 @@ export interface LinkTarget {
   exactAddresses: boolean;
 }
 
+/** Below this MTU the kernel takes IPv6 off a link, addresses and all. */
+const IPV6_MIN_MTU = 1280;
+
 /** A temporary name for the swap, unique per link index and within 15 bytes. */
 export function swapName(index: number): string {
   return `na-swap${index}`.slice(0, 15);
 }
 
+/**
+ * The lines, in order: address removals (on the current name, before
+ * anything takes the link down: the down drops IPv6 addresses, and an
+ * `addr del` after it would fail "address not found"), the swap or the
+ * down and rename, MTU, ARP, additions, up.
+ *
+ * A link that goes down loses its IPv6 addresses (link-local ones even with
+ * keep_addr_on_down), and so does one whose MTU falls below 1280: those
+ * still wanted are put back with `addr replace`, which also holds where the
+ * kernel kept them. A holder that was up gets back its IPv6 addresses but
+ * the link-local ones, which the kernel makes again itself.
+ */
 export function planLink(links: readonly Link[], link: Link, target: LinkTarget): string[] {
-  const lines: string[] = [];
-  let name = link.name;
+  const name = target.name === "" ? link.name : target.name;
   const isUp = link.flags.includes("UP");
-  let down = false;
-  const setDown = () => {
-    if (isUp && !down) lines.push(batchLine(["link", "set", "dev", name, "down"]));
-    down = true;
-  };
+  const takeDown = isUp && (name !== link.name || !target.up);
+  const mtu = target.mtu === 0 ? link.mtu : target.mtu;
+  const lostIpv6 = takeDown || mtu < IPV6_MIN_MTU;
+  const addresses = planAddresses(link, target, lostIpv6);
+  const lines = [...addresses.removals];
 
-  if (target.name !== "" && target.name !== link.name) {
-    const holder = links.find((l) => l.name === target.name && l.index !== link.index);
-    if (holder) {
-      const tmp = swapName(holder.index);
-      const holderUp = holder.flags.includes("UP");
-      if (holderUp) lines.push(batchLine(["link", "set", "dev", holder.name, "down"]));
-      lines.push(batchLine(["link", "set", "dev", holder.name, "name", tmp]));
-      setDown();
-      lines.push(batchLine(["link", "set", "dev", name, "name", target.name]));
-      lines.push(batchLine(["link", "set", "dev", tmp, "name", link.name]));
-      if (holderUp) lines.push(batchLine(["link", "set", "dev", link.name, "up"]));
-    } else {
-      setDown();
-      lines.push(batchLine(["link", "set", "dev", name, "name", target.name]));
+  const holder =
+    name === link.name ? undefined : links.find((l) => l.name === name && l.index !== link.index);
+  const holderUp = holder?.flags.includes("UP") === true;
+  const tmp = holder && swapName(holder.index);
+  if (holder && tmp) {
+    if (holderUp) lines.push(batchLine(["link", "set", "dev", holder.name, "down"]));
+    lines.push(batchLine(["link", "set", "dev", holder.name, "name", tmp]));
+  }
+  if (takeDown) lines.push(batchLine(["link", "set", "dev", link.name, "down"]));
+  if (name !== link.name) lines.push(batchLine(["link", "set", "dev", link.name, "name", name]));
+  if (holder && tmp) {
+    lines.push(batchLine(["link", "set", "dev", tmp, "name", link.name]));
+    if (holderUp) {
+      for (const a of holder.addresses) {
+        if (a.family === 6 && a.scope !== "link") lines.push(putLine(a, link.name));
+      }
+      lines.push(batchLine(["link", "set", "dev", link.name, "up"]));
     }
-    name = target.name;
   }
 
-  if (target.mtu !== 0 && target.mtu !== link.mtu) {
-    lines.push(batchLine(["link", "set", "dev", name, "mtu", target.mtu]));
-  }
+  if (mtu !== link.mtu) lines.push(batchLine(["link", "set", "dev", name, "mtu", mtu]));
   if (target.noarp !== link.flags.includes("NOARP")) {
     lines.push(batchLine(["link", "set", "dev", name, "arp", target.noarp ? "off" : "on"]));
   }
+  lines.push(...addresses.additions(name));
+  if (target.up && (takeDown || !isUp)) lines.push(batchLine(["link", "set", "dev", name, "up"]));
+  return lines;
+}
 
-  const wanted = new Set(target.addresses.map((a) => `${a.address}/${a.prefix}`));
-  const have = new Set(link.addresses.map((a) => `${a.address}/${a.prefix}`));
+/**
+ * The address lines of planLink: removals (with the IPv4 put-backs they
+ * need) on the link's current name, additions on the name it ends with.
+ * `lostIpv6`: the plan takes the kernel's IPv6 addresses away.
+ */
+function planAddresses(
+  link: Link,
+  target: LinkTarget,
+  lostIpv6: boolean,
+): { removals: string[]; additions: (name: string) => string[] } {
+  const wanted = new Set(target.addresses.map(cidrOf));
+  const have = new Map(link.addresses.map((a) => [cidrOf(a), a]));
   // Restores also give each IPv4 subnet its old primary (the kernel's subnet
   // route takes its src from it): a subnet whose first address would differ
   // is rebuilt, every address deleted and added back in the listed order.
@@ -83,36 +111,53 @@ export function planLink(links: readonly Link[], link: Link, target: LinkTarget)
   // A kept address listed after a removed one of its subnet may be gone
   // with it (unless promote_secondaries is set): put back with `replace`.
   const thinned = new Set<string>();
-  const putBack: string[] = [];
+  const putBack: Address[] = [];
   const removals: string[] = [];
   for (const a of link.addresses) {
-    const cidr = `${a.address}/${a.prefix}`;
-    if (wanted.has(cidr) && !rebuilt(a)) {
-      if (a.family === 4 && thinned.has(subnetOf(a))) putBack.push(cidr);
+    if (wanted.has(cidrOf(a)) && !rebuilt(a)) {
+      if (a.family === 4 && thinned.has(subnetOf(a))) putBack.push(a);
       continue;
     }
     if (!target.exactAddresses && a.scope !== "global") continue;
-    removals.unshift(batchLine(["addr", "del", cidr, "dev", name]));
+    removals.unshift(batchLine(["addr", "del", cidrOf(a), "dev", link.name]));
     if (a.family === 4) thinned.add(subnetOf(a));
   }
-  lines.push(...removals);
-  for (const cidr of putBack) lines.push(batchLine(["addr", "replace", cidr, "dev", name]));
-  for (const a of target.addresses) {
-    const cidr = `${a.address}/${a.prefix}`;
-    if (have.has(cidr) && !rebuilt(a)) continue;
-    // nodad: usable at once instead of tentative for a second or more.
-    // An IPv6 link-local address may be the kernel's own EUI-64 one, which
-    // it makes again, asynchronously, once a link that went down has
-    // carrier: `replace` cannot fail with "address already assigned".
-    const linkLocal = a.family === 6 && /^fe[89ab][0-9a-f]:/i.test(a.address);
-    const t = ["addr", linkLocal ? "replace" : "add", cidr, "dev", name];
-    if (a.family === 6) t.push("nodad");
-    lines.push(batchLine(t));
-  }
+  for (const a of putBack) removals.push(putLine(a, link.name));
 
-  if (target.up && (down || !isUp)) lines.push(batchLine(["link", "set", "dev", name, "up"]));
-  if (!target.up && isUp && !down) lines.push(batchLine(["link", "set", "dev", name, "down"]));
-  return lines;
+  const additions = (name: string) => {
+    const lines: string[] = [];
+    for (const a of target.addresses) {
+      const had = have.get(cidrOf(a));
+      if (had && !rebuilt(a) && !(a.family === 6 && lostIpv6)) continue;
+      if (had && a.family === 6) {
+        lines.push(putLine(had, name));
+        continue;
+      }
+      // nodad: usable at once instead of tentative for a second or more.
+      // An IPv6 link-local address may be the kernel's own EUI-64 one, which
+      // it makes again, asynchronously, once a link that went down has
+      // carrier: `replace` cannot fail with "address already assigned".
+      const linkLocal = a.family === 6 && /^fe[89ab][0-9a-f]:/i.test(a.address);
+      const t = ["addr", linkLocal ? "replace" : "add", cidrOf(a), "dev", name];
+      if (a.family === 6) t.push("nodad");
+      lines.push(batchLine(t));
+    }
+    return lines;
+  };
+  return { removals, additions };
+}
+
+/** `addr replace` of an address as it was on its link (IPv6: without DAD). */
+export function putLine(a: Address, dev: string): string {
+  const t: (string | number)[] = ["addr", "replace", cidrOf(a), "dev", dev];
+  if (a.noprefixroute) t.push("noprefixroute");
+  if (a.metric !== undefined) t.push("metric", a.metric);
+  if (a.family === 6) t.push("nodad");
+  return batchLine(t);
+}
+
+function cidrOf(a: Pick<Address, "address" | "prefix">): string {
+  return `${a.address}/${a.prefix}`;
 }
 
 /**

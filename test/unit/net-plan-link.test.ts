@@ -213,12 +213,12 @@ describe("planLink: addresses", () => {
     ]);
   });
 
-  it("works on the new name and brings the link up at the very end", () => {
+  it("removes on the old name, adds on the new one and brings the link up at the very end", () => {
     const down = link(2, "eth9", { flags: DOWN, addresses: [a(4, "10.0.0.9/24")] });
     const lines = planLink([down], down, target({ name: "eth0", addresses: [a(6, "fd00::2/64")] }));
     expect(lines).toEqual([
+      "addr del 10.0.0.9/24 dev eth9",
       "link set dev eth9 name eth0",
-      "addr del 10.0.0.9/24 dev eth0",
       "addr add fd00::2/64 dev eth0 nodad",
       "link set dev eth0 up",
     ]);
@@ -234,6 +234,90 @@ describe("planLink: addresses", () => {
     const down = link(2, "eth0", { flags: DOWN });
     expect(planLink([down], down, target({ up: false }))).toEqual([]);
     expect(planLink([down], down, target())).toEqual(["link set dev eth0 up"]);
+  });
+});
+
+describe("planLink: what the kernel takes with a down or a low MTU", () => {
+  const v6 = [a(4, "10.0.0.2/24"), a(6, "fd00::2/64"), a(6, "fe80::2/64", "link")];
+
+  it("a rename puts back the IPv6 addresses still wanted (replace: keep_addr_on_down may have kept them); IPv4 stays", () => {
+    const l = link(2, "eth9", { addresses: v6 });
+    const want = [a(4, "10.0.0.2/24"), a(6, "fd00::2/64")];
+    expect(planLink([l], l, target({ name: "eth0", addresses: want }))).toEqual([
+      "link set dev eth9 down",
+      "link set dev eth9 name eth0",
+      "addr replace fd00::2/64 dev eth0 nodad",
+      "link set dev eth0 up",
+    ]);
+  });
+
+  it("removes an IPv6 address before the down that would take it (a later 'addr del' fails)", () => {
+    const l = link(2, "eth9", { addresses: v6 });
+    expect(planLink([l], l, target({ name: "eth0", addresses: [a(6, "fd00::5/64")] }))).toEqual([
+      "addr del fd00::2/64 dev eth9",
+      "addr del 10.0.0.2/24 dev eth9",
+      "link set dev eth9 down",
+      "link set dev eth9 name eth0",
+      "addr add fd00::5/64 dev eth0 nodad",
+      "link set dev eth0 up",
+    ]);
+  });
+
+  it("a holder that was up gets its IPv6 addresses back, link-local aside, before it comes up", () => {
+    const me = link(5, "eth9", { flags: DOWN });
+    const holder = link(3, "eth0", { addresses: v6 });
+    expect(planLink([holder, me], me, target({ name: "eth0" }))).toEqual([
+      "link set dev eth0 down",
+      `link set dev eth0 name ${swapName(3)}`,
+      "link set dev eth9 name eth0",
+      `link set dev ${swapName(3)} name eth9`,
+      "addr replace fd00::2/64 dev eth9 nodad",
+      "link set dev eth9 up",
+      "link set dev eth0 up",
+    ]);
+    // One that was down was not taken down: nothing to put back.
+    const downHolder = { ...holder, flags: DOWN };
+    expect(planLink([downHolder, me], me, target({ name: "eth0" }))).not.toContainEqual(
+      expect.stringMatching(/^addr/),
+    );
+  });
+
+  it("an MTU below 1280 drops IPv6: the wanted addresses are put back (the kernel refuses: the call fails)", () => {
+    const l = link(2, "eth0", { addresses: v6 });
+    const want = [a(4, "10.0.0.2/24"), a(6, "fd00::2/64")];
+    expect(planLink([l], l, target({ mtu: 1000, addresses: want }))).toEqual([
+      "link set dev eth0 mtu 1000",
+      "addr replace fd00::2/64 dev eth0 nodad",
+    ]);
+    expect(planLink([l], l, target({ mtu: 1280, addresses: want }))).toEqual([
+      "link set dev eth0 mtu 1280",
+    ]);
+  });
+
+  it("puts an address back as it was: noprefixroute, metric", () => {
+    const l = link(2, "eth9", {
+      addresses: [{ ...a(6, "fd00::2/64"), noprefixroute: true, metric: 77 }],
+    });
+    expect(planLink([l], l, target({ name: "eth0", addresses: [a(6, "fd00::2/64")] }))).toContain(
+      "addr replace fd00::2/64 dev eth0 noprefixroute metric 77 nodad",
+    );
+  });
+
+  it("a restore that takes a link down does it first and puts back every IPv6 address after, link-local too", () => {
+    const l = link(2, "eth9", { addresses: v6 });
+    expect(
+      planLink([l], l, target({ name: "eth0", up: false, addresses: v6, exactAddresses: true })),
+    ).toEqual([
+      "link set dev eth9 down",
+      "link set dev eth9 name eth0",
+      "addr replace fd00::2/64 dev eth0 nodad",
+      "addr replace fe80::2/64 dev eth0 nodad",
+    ]);
+    expect(planLink([l], l, target({ up: false, addresses: v6, exactAddresses: true }))).toEqual([
+      "link set dev eth9 down",
+      "addr replace fd00::2/64 dev eth9 nodad",
+      "addr replace fe80::2/64 dev eth9 nodad",
+    ]);
   });
 });
 
