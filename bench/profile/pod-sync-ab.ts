@@ -7,6 +7,7 @@
  *
  *   bun bench/profile/pod-sync-ab.ts [--pairs 21] [--a "--ip-session off"] [--b ""]
  *                                    [--a-bin PATH] [--b-bin PATH]
+ *                                    [--a-env "K=V K2=V2"] [--b-env "..."]
  *
  * (--a-bin/--b-bin: another build than dist/netagent for that side, e.g. a
  * copy of the previous commit's.)
@@ -30,6 +31,11 @@ const pairs = Number(opt("--pairs", "21"));
 const flags = (s: string) => s.split(" ").filter((x) => x !== "");
 const sides = { a: flags(opt("--a", "--ip-session off")), b: flags(opt("--b", "")) };
 const bins = { a: opt("--a-bin", ""), b: opt("--b-bin", "") };
+const envOf = (s: string) =>
+  Object.fromEntries(
+    flags(s).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+  );
+const envs = { a: envOf(opt("--a-env", "")), b: envOf(opt("--b-env", "")) };
 
 const pod = await PtpPod.create();
 const cleanup: (() => Promise<void> | void)[] = [() => pod.remove()];
@@ -48,11 +54,11 @@ try {
   );
   const req = await readPodRequests(pod.pod.name);
   const iface = req.interfaces[0] as (typeof req.interfaces)[0];
-  const guest = async (args: string[], binary: string) => {
+  const guest = async (args: string[], binary: string, env: Record<string, string>) => {
     const ns = await Netns.create("nh5ab");
     cleanup.push(() => ns.remove());
     await addVeth(ns, "gst0", iface.hwAddr);
-    const agent = await startAgent({ args, netns: ns, ...(binary ? { binary } : {}) });
+    const agent = await startAgent({ args, netns: ns, env, ...(binary ? { binary } : {}) });
     cleanup.push(() => agent.stop());
     const client = await AgentClient.connect(`unix://${agent.socket}`);
     cleanup.push(() => client.close());
@@ -69,18 +75,22 @@ try {
     };
     return { run, times };
   };
-  const a = await guest(sides.a, bins.a);
-  const b = await guest(sides.b, bins.b);
+  const a = await guest(sides.a, bins.a, envs.a);
+  const b = await guest(sides.b, bins.b, envs.b);
   await a.run();
   await b.run();
   a.times.length = 0;
   b.times.length = 0;
   await interleave(pairs, a.run, b.run);
   const ratios = b.times.map((x, i) => x / (a.times[i] as number));
-  const name = (flagsOf: string[], bin: string) =>
-    `${bin || "dist/netagent"} ${flagsOf.join(" ") || "(defaults)"}`;
-  console.log(`A ${name(sides.a, bins.a)}: median ${median(a.times).toFixed(2)} ms`);
-  console.log(`B ${name(sides.b, bins.b)}: median ${median(b.times).toFixed(2)} ms`);
+  const name = (flagsOf: string[], bin: string, env: string) =>
+    `${env ? `${env} ` : ""}${bin || "dist/netagent"} ${flagsOf.join(" ") || "(defaults)"}`;
+  console.log(
+    `A ${name(sides.a, bins.a, opt("--a-env", ""))}: median ${median(a.times).toFixed(2)} ms`,
+  );
+  console.log(
+    `B ${name(sides.b, bins.b, opt("--b-env", ""))}: median ${median(b.times).toFixed(2)} ms`,
+  );
   console.log(`B/A median of per-pair ratios: ${median(ratios).toFixed(2)} (${pairs} pairs)`);
 } finally {
   for (const f of cleanup.reverse()) await f();
