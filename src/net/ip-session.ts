@@ -36,8 +36,13 @@ const LISTS_LINKS = /^(addr|address|link) show$/;
  */
 const LISTING_TRUSTED_MS = 100;
 
-/** Standard error kept from earlier exchanges before it is dropped (bytes, about). */
-const MAX_KEPT_STDERR = 64 * 1024;
+/**
+ * Standard error kept from earlier exchanges before it is dropped (UTF-16
+ * units, about bytes): iproute2's warnings would otherwise pile up for the
+ * life of the process. One exchange's own words are kept whole (at most
+ * its lines' warnings: SESSION_MAX_LINES lines of iproute2's text).
+ */
+export const MAX_KEPT_STDERR = 64 * 1024;
 
 /** How long the words of a process that ended are waited for after its output ended. */
 const STDERR_GRACE_MS = 2000;
@@ -64,6 +69,11 @@ export class IpSession {
   /** The resident process's PID, while there is one (tests, logs). */
   get pid(): number | undefined {
     return this.resident?.proc.pid;
+  }
+
+  /** Standard error held from the resident process (bounded by MAX_KEPT_STDERR; tests). */
+  get stderrKept(): number {
+    return this.resident?.err.length ?? 0;
   }
 
   /**

@@ -10,7 +10,7 @@ import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { failedBatchLine } from "../../src/net/ip-errors";
 import { IpRunner, SESSION_MAX_LINES } from "../../src/net/ip-runner";
-import { IpSession } from "../../src/net/ip-session";
+import { IpSession, MAX_KEPT_STDERR } from "../../src/net/ip-session";
 import { Code } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";
@@ -231,6 +231,31 @@ describe("IpSession", () => {
     writeFileSync(bin, `#!/bin/sh\nexec ip -n '${ns.name}' "$@"\n`);
     chmodSync(bin, 0o755);
     expect((await session.exchange(["link show"], 1, { timeoutMs: 5_000 })).exitCode).toBe(0);
+  });
+
+  it("keeps at most MAX_KEPT_STDERR of a process's warnings however many exchanges print some", async () => {
+    const { ns } = await setup();
+    const dir = tempDir("netagent-session-");
+    cleanup.push(() => dir.remove());
+    // The real ip, fed through a loop that prints a 4 KiB warning per line it passes on.
+    const bin = dir.join("ip-warns");
+    writeFileSync(
+      bin,
+      `#!/bin/bash\nexec ip -n '${ns.name}' "$@" < <(while IFS= read -r l; do printf '%s\\n' "$l"; printf 'Warning: %04096d\\n' 0 >&2; done)\n`,
+    );
+    chmodSync(bin, 0o755);
+    const session = new IpSession(bin);
+    cleanup.push(() => session.close());
+    let most = 0;
+    for (let i = 0; i < 60; i++) {
+      const r = await session.exchange(["link show", "route show"], 2, { timeoutMs: 30_000 });
+      expect(r.exitCode).toBe(0);
+      most = Math.max(most, session.stderrKept);
+    }
+    expect(session.started).toBe(1);
+    // 60 exchanges x 3 lines x ~4 KiB were printed; what is held stays near the bound.
+    expect(most).toBeGreaterThan(MAX_KEPT_STDERR / 2);
+    expect(most).toBeLessThanOrEqual(MAX_KEPT_STDERR + 3 * 4200);
   });
 
   it("kills the process when the call is cancelled", async () => {
