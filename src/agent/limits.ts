@@ -5,6 +5,9 @@
  * re-exported here.
  */
 
+export { KEPT_TABLE_MAX_ROUTES } from "../net/ip-runner";
+// The resident ip's kept standard error; the route table kept for a no-change repeat.
+export { MAX_KEPT_STDERR as MAX_KEPT_IP_STDERR } from "../net/ip-session";
 // GetIPTables / SetIPTables: rules text in and out, and each iptables tool's deadline.
 export { DEFAULT_TIMEOUT_MS as IPTABLES_TIMEOUT_MS, MAX_RULES_BYTES } from "../net/iptables-runner";
 export { MAX_CALLS_PER_CONNECTION, MAX_DATA_LENGTH, MAX_REPEATED_ENTRIES } from "../ttrpc/limits";

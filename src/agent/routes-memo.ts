@@ -7,10 +7,13 @@
  * the kept call's, validation, planning and the answer's encoding would
  * give the kept results again, and are skipped.
  *
- * One entry: a copy of the request (at most the frame limit) and the
- * answer, which is frozen (routes-codec.ts encodes a frozen answer once).
+ * One entry, for a table of at most KEPT_TABLE_MAX_ROUTES routes (IpRunner
+ * keeps no larger one to recognise): a copy of the request (at most the
+ * frame limit) and the answer, which is frozen (routes-codec.ts encodes a
+ * frozen answer once).
  */
 import type { Routes } from "../gen/agent_pb";
+import { KEPT_TABLE_MAX_ROUTES } from "../net/ip-runner";
 import type { Route } from "../net/model";
 
 interface Kept {
@@ -37,14 +40,17 @@ export class NoChangeMemo {
     return k !== undefined && k.desired === desired && k.table === table ? k.answer : undefined;
   }
 
-  /** Keeps a call that changed nothing; `answer` is frozen from here on. */
+  /** Keeps a call that changed nothing (a table within the bound); `answer` is frozen from here on. */
   keep(
     payload: Uint8Array | undefined,
     desired: readonly Route[],
     table: readonly Route[],
     answer: Routes,
   ): Routes {
-    if (payload === undefined) return answer;
+    if (payload === undefined || table.length > KEPT_TABLE_MAX_ROUTES) {
+      this.kept = undefined;
+      return answer;
+    }
     // The message and its list (the routes in it are this answer's own objects).
     Object.freeze(answer.Routes);
     Object.freeze(answer);

@@ -66,6 +66,13 @@ export interface IpRunOptions {
  * work goes to a one-shot process writing to a file.
  */
 export const SESSION_MAX_LINES = 512;
+
+/**
+ * The largest route table readLinksAndRoutes keeps (with its text) for the
+ * next read to recognise (src/agent/routes-memo.ts keeps its answer): about
+ * 10 MiB held at 20,000 routes. A larger table is parsed afresh each time.
+ */
+export const KEPT_TABLE_MAX_ROUTES = 20_000;
 export const SESSION_MAX_ROUTES = 512;
 
 /** The show line a session exchange of changes only ends with, to know when it is done. */
@@ -310,7 +317,8 @@ export class IpRunner {
     }
     const [links, routes] = this.checkJson(lines.join("; "), r);
     const state = { links: parseLinks(links), routes: this.noteRoutes(parseRoutes(routes)) };
-    this.lastLinksAndRoutes = { text: r.stdout, state };
+    this.lastLinksAndRoutes =
+      state.routes.length <= KEPT_TABLE_MAX_ROUTES ? { text: r.stdout, state } : undefined;
     return state;
   }
 

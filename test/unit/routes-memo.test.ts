@@ -7,6 +7,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { NoChangeMemo } from "../../src/agent/routes-memo";
 import { RoutesSchema } from "../../src/gen/agent_pb";
+import { KEPT_TABLE_MAX_ROUTES } from "../../src/net/ip-runner";
 import type { Route } from "../../src/net/model";
 import { FAST_ENCODERS } from "../../src/wire/routes-codec";
 
@@ -41,6 +42,20 @@ describe("NoChangeMemo", () => {
     frame.set([7, 7, 7], 2);
     expect(memo.desiredFor(frame.subarray(2, 5))).toBeUndefined();
     expect(memo.desiredFor(new Uint8Array([1, 2, 3]))).toBe(desired);
+  });
+
+  it("keeps nothing for a table over KEPT_TABLE_MAX_ROUTES, and drops what it kept", () => {
+    const memo = new NoChangeMemo();
+    memo.keep(new Uint8Array([1]), desired, table, answer());
+    const big = new Array<Route>(KEPT_TABLE_MAX_ROUTES + 1);
+    const a = answer();
+    expect(memo.keep(new Uint8Array([2]), desired, big, a)).toBe(a);
+    expect(Object.isFrozen(a)).toBe(false);
+    expect(memo.desiredFor(new Uint8Array([1]))).toBeUndefined();
+    expect(memo.desiredFor(new Uint8Array([2]))).toBeUndefined();
+    const atBound = new Array<Route>(KEPT_TABLE_MAX_ROUTES);
+    memo.keep(new Uint8Array([3]), desired, atBound, answer());
+    expect(memo.desiredFor(new Uint8Array([3]))).toBe(desired);
   });
 
   it("keeps nothing for an in-process call (no bytes)", () => {
