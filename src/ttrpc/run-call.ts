@@ -32,63 +32,130 @@ export interface CallOutcome {
   settled: Promise<void>;
 }
 
-/** Runs the call `request` on `streamId`; the answer is sent by the caller. */
-export async function runCall(
+/** Settled already: the work of a call answered without waiting. */
+const DONE: Promise<void> = Promise.resolve();
+
+/**
+ * Runs the call `request` on `streamId`; the answer is sent by the caller.
+ * A handler that returns its answer directly (Check, reads answered from
+ * memory) is answered in the same turn, without a promise or a timer: the
+ * outcome is returned, not a promise of it. A handler that returns a
+ * promise is awaited under the call's deadline.
+ */
+export function runCall(
   registry: ServiceRegistry,
   streamId: number,
   request: RequestEnvelope,
   controller: CallAbort,
   maxRepeated: number,
-): Promise<CallOutcome> {
+): CallOutcome | Promise<CallOutcome> {
   const started = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let settled: Promise<void> = Promise.resolve();
-  let frame: Uint8Array;
-  let code = Code.OK;
-  let message = "";
+  let output: unknown;
+  let schema: DescMessage;
+  let timeoutMs: number;
+  let pending: boolean;
   try {
     const entry = registry.lookup(request.service, request.method);
+    schema = entry.output;
     const input = decodeInput(entry.input, request.payload, maxRepeated);
-    const timeoutMs = Number(request.timeoutNano) / 1e6;
-    const deadline = timeoutMs > 0 ? started + timeoutMs : undefined;
+    timeoutMs = Number(request.timeoutNano) / 1e6;
     const ctx: CallContext = {
       get signal() {
         return controller.signal;
       },
-      deadline,
+      deadline: timeoutMs > 0 ? started + timeoutMs : undefined,
       metadata: metadataMap(request),
       payload: request.payload,
     };
-    const work = Promise.resolve().then(() => entry.handler(input, ctx));
-    settled = work.then(
-      () => {},
-      () => {},
-    );
-    let output: unknown;
+    output = entry.handler(input, ctx);
+    pending = isThenable(output);
+  } catch (err) {
+    return failed(streamId, err, DONE);
+  }
+  if (!pending) return answered(streamId, schema, output, DONE);
+  return awaitAnswer(
+    streamId,
+    schema,
+    output as PromiseLike<unknown>,
+    controller,
+    timeoutMs,
+    started,
+  );
+}
+
+/** A handler's promise, awaited under the deadline (counted from the call's start). */
+async function awaitAnswer(
+  streamId: number,
+  schema: DescMessage,
+  work: PromiseLike<unknown>,
+  controller: CallAbort,
+  timeoutMs: number,
+  started: number,
+): Promise<CallOutcome> {
+  const settled = Promise.resolve(work).then(
+    () => {},
+    () => {},
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let output: unknown;
+  try {
     // A longer delay would overflow the timer and fire at once: no timer then.
-    if (deadline === undefined || timeoutMs > MAX_TIMER_MS) {
+    if (!(timeoutMs > 0) || timeoutMs > MAX_TIMER_MS) {
       output = await work;
     } else {
       const expired = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const reason = new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED);
-          controller.abort(reason);
-          reject(reason);
-        }, timeoutMs);
+        timer = setTimeout(
+          () => {
+            const reason = new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED);
+            controller.abort(reason);
+            reject(reason);
+          },
+          Math.max(0, started + timeoutMs - performance.now()),
+        );
       });
       expired.catch(() => {});
       output = await Promise.race([work, expired]);
     }
-    frame = encodeOkResponseFrame(streamId, encodeOk(entry.output, output));
   } catch (err) {
-    const status = statusOf(err);
-    code = status.code;
-    message = status.message;
-    return { ...answerFrame(streamId, encodeError(status), code, message), settled };
+    return failed(streamId, err, settled);
   } finally {
     clearTimeout(timer);
   }
-  return { frame, code, message, settled };
+  return answered(streamId, schema, output, settled);
+}
+
+/** The OK answer for `output`, or the error answer when it cannot be encoded. */
+function answered(
+  streamId: number,
+  schema: DescMessage,
+  output: unknown,
+  settled: Promise<void>,
+): CallOutcome {
+  let frame: Uint8Array;
+  try {
+    frame = encodeOkResponseFrame(streamId, encodeOk(schema, output));
+  } catch (err) {
+    return failed(streamId, err, settled);
+  }
+  return { frame, code: Code.OK, message: "", settled };
+}
+
+/** The error answer for a thrown value. */
+function failed(streamId: number, err: unknown, settled: Promise<void>): CallOutcome {
+  const status = statusOf(err);
+  return {
+    ...answerFrame(streamId, encodeError(status), status.code, status.message),
+    settled,
+  };
+}
+
+/** True for a value `await` would wait on (a promise or any object with a callable then). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }
 
 /** The Response frame, or an INTERNAL one when this answer cannot be framed. */
@@ -108,7 +175,7 @@ function answerFrame(streamId: number, response: Uint8Array, code: Code, message
 /** The payload of the OK Response for a handler's output; INTERNAL when it cannot be encoded. */
 function encodeOk(schema: DescMessage, output: unknown): Uint8Array {
   const message = createOutput(schema, output);
-  // A large answer's own writer (routes-codec.ts) when it takes the message.
+  // A hand-written writer (routes-codec.ts) when it takes the message.
   const fast = FAST_ENCODERS.get(schema.typeName)?.(message);
   if (fast !== undefined) return fast;
   try {

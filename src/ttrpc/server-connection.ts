@@ -12,7 +12,7 @@ import { decodeRequest, type RequestEnvelope } from "./envelope";
 import { type DecodedFrame, encodeFrame, FrameDecoder, FrameType, MAX_DATA_LENGTH } from "./frame";
 import { MAX_CALLS_PER_CONNECTION, MAX_REPEATED_ENTRIES } from "./limits";
 import { clipText } from "./quote";
-import { errorText, runCall } from "./run-call";
+import { type CallOutcome, errorText, runCall } from "./run-call";
 import type { ServiceRegistry } from "./service";
 import { encodeErrorResponse } from "./status";
 
@@ -44,6 +44,9 @@ export interface CallInfo {
   message: string;
   durationMs: number;
 }
+
+/** Settled already: the `done` of a call before its work is chained on. */
+const DONE: Promise<void> = Promise.resolve();
 
 /** Requests one connection starts per event-loop turn before letting others in. */
 const TURN_BUDGET = 512;
@@ -254,9 +257,20 @@ export class ServerConnection {
     }
 
     const controller = new CallAbort();
-    const call: InFlight = { controller, done: Promise.resolve() };
+    const started = performance.now();
+    const outcome = runCall(this.options.registry, streamId, request, controller, this.maxRepeated);
+    // Answered in this turn (the handler did not wait): nothing stays in flight.
+    if (!(outcome instanceof Promise)) {
+      this.answer(streamId, request, outcome, started);
+      return;
+    }
+    const call: InFlight = { controller, done: DONE };
     this.inflight.set(streamId, call);
-    call.done = this.serve(streamId, request, controller)
+    call.done = outcome
+      .then((o) => {
+        this.answer(streamId, request, o, started);
+        return o.settled;
+      })
       .catch(() => {})
       .finally(() => {
         this.inflight.delete(streamId);
@@ -265,16 +279,13 @@ export class ServerConnection {
       });
   }
 
-  /** Runs one call, sends its answer, and resolves once its work has ended. */
-  private async serve(streamId: number, request: RequestEnvelope, controller: CallAbort) {
-    const started = performance.now();
-    const outcome = await runCall(
-      this.options.registry,
-      streamId,
-      request,
-      controller,
-      this.maxRepeated,
-    );
+  /** Sends a call's answer (unless the peer is gone) and reports it. */
+  private answer(
+    streamId: number,
+    request: RequestEnvelope,
+    outcome: CallOutcome,
+    started: number,
+  ) {
     if (!this.closed) this.safeWrite(outcome.frame);
     try {
       this.options.onCall?.({
@@ -288,7 +299,6 @@ export class ServerConnection {
     } catch {
       // Logging failed: the call itself is done and answered.
     }
-    await outcome.settled;
   }
 
   private sendError(streamId: number, err: TtrpcError): void {
