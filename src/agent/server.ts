@@ -76,6 +76,7 @@ export class AgentServer {
       return undefined;
     }
     const watch = newWatch(channel, performance.now());
+    const logsCalls = log.level === "debug";
     const conn = new ServerConnection({
       registry,
       write: (frame) => {
@@ -85,6 +86,8 @@ export class AgentServer {
       onBusy: (busy) => channel.setReadPaused?.(busy),
       canStart: () => (channel.bufferedBytes ?? 0) <= MAX_UNREAD_ANSWER_BYTES,
       onCall: (info) => {
+        // A line per OK call only at debug: below it, nothing is built for one.
+        if (info.code === 0 && !logsCalls) return;
         const fields = { ...info, code: codeName(info.code), peer: channel.peer };
         if (info.code === 0) log.debug("call", fields);
         else log.info("call failed", fields);

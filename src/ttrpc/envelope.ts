@@ -15,6 +15,7 @@
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { RequestSchema } from "../gen/ttrpc_pb";
+import { AsciiNames, asciiText } from "./ascii-names";
 import { Code, TtrpcError } from "./codes";
 import { countRepeated } from "./count-repeated";
 import { FrameType, HEADER_LENGTH, MAX_DATA_LENGTH, writeHeader } from "./frame";
@@ -29,6 +30,8 @@ export interface RequestEnvelope {
 }
 
 const EMPTY = new Uint8Array(0);
+/** Service and method names seen (shared: every connection's clients use the same few). */
+const NAMES = new AsciiNames();
 
 /**
  * Decodes a ttrpc.Request; throws the library's error on malformed input,
@@ -84,13 +87,12 @@ class Cursor {
 
   /** An ASCII string of [start, pos), or undefined for anything else. */
   ascii(start: number): string | undefined {
-    let s = "";
-    for (let i = start; i < this.pos; i++) {
-      const c = this.buf[i] as number;
-      if (c >= 0x80) return undefined;
-      s += String.fromCharCode(c);
-    }
-    return s;
+    return asciiText(this.buf, start, this.pos);
+  }
+
+  /** As {@link ascii}, for a service or method name: the same string for the same bytes. */
+  name(start: number): string | undefined {
+    return NAMES.text(this.buf, start, this.pos);
   }
 }
 
@@ -116,13 +118,13 @@ function decodeFast(data: Uint8Array): RequestEnvelope | undefined {
     if (start < 0) return undefined;
     switch (tag >>> 3) {
       case 1: {
-        const s = c.ascii(start);
+        const s = c.name(start);
         if (s === undefined) return undefined;
         r.service = s;
         break;
       }
       case 2: {
-        const s = c.ascii(start);
+        const s = c.name(start);
         if (s === undefined) return undefined;
         r.method = s;
         break;

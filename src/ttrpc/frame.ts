@@ -124,32 +124,46 @@ export class FrameDecoder {
     let pos = 0;
     while (pos < chunk.length) {
       if (this.current === undefined) {
-        const take = Math.min(HEADER_LENGTH - this.headerFill, chunk.length - pos);
-        this.header.set(chunk.subarray(pos, pos + take), this.headerFill);
-        this.headerFill += take;
-        pos += take;
-        if (this.headerFill < HEADER_LENGTH) break;
-        this.headerFill = 0;
-        const header: FrameHeader = {
-          length: readU32(this.header, 0),
-          streamId: readU32(this.header, 4),
-          type: this.header[8] as number,
-          flags: this.header[9] as number,
-        };
-        if (header.length > MAX_DATA_LENGTH) {
-          out.push({ kind: "oversize", ...header });
-          this.skip = header.length;
+        let header: FrameHeader;
+        if (this.headerFill === 0 && chunk.length - pos >= HEADER_LENGTH) {
+          // Common case: the whole header is in this chunk; read it in place.
+          header = {
+            length: readU32(chunk, pos),
+            streamId: readU32(chunk, pos + 4),
+            type: chunk[pos + 8] as number,
+            flags: chunk[pos + 9] as number,
+          };
+          pos += HEADER_LENGTH;
+        } else {
+          const take = Math.min(HEADER_LENGTH - this.headerFill, chunk.length - pos);
+          this.header.set(chunk.subarray(pos, pos + take), this.headerFill);
+          this.headerFill += take;
+          pos += take;
+          if (this.headerFill < HEADER_LENGTH) break;
+          this.headerFill = 0;
+          header = {
+            length: readU32(this.header, 0),
+            streamId: readU32(this.header, 4),
+            type: this.header[8] as number,
+            flags: this.header[9] as number,
+          };
+        }
+        const { length, streamId, type, flags } = header;
+        if (length > MAX_DATA_LENGTH) {
+          out.push({ kind: "oversize", length, streamId, type, flags });
+          this.skip = length;
           this.current = header;
-        } else if (header.length === 0) {
-          out.push({ kind: "frame", ...header, data: new Uint8Array(0) });
-        } else if (chunk.length - pos >= header.length) {
+        } else if (length === 0) {
+          out.push({ kind: "frame", length, streamId, type, flags, data: new Uint8Array(0) });
+        } else if (chunk.length - pos >= length) {
           // Common case: the whole body is in this chunk; copy once, no staging.
-          out.push({ kind: "frame", ...header, data: chunk.slice(pos, pos + header.length) });
-          pos += header.length;
+          const data = chunk.slice(pos, pos + length);
+          out.push({ kind: "frame", length, streamId, type, flags, data });
+          pos += length;
         } else {
           this.current = header;
-          this.bodyLength = header.length;
-          this.body = new Uint8Array(Math.min(header.length, INITIAL_BODY_BUFFER));
+          this.bodyLength = length;
+          this.body = new Uint8Array(Math.min(length, INITIAL_BODY_BUFFER));
           this.bodyFill = 0;
         }
         continue;
@@ -167,7 +181,8 @@ export class FrameDecoder {
       this.bodyFill += take;
       pos += take;
       if (this.bodyFill === this.bodyLength) {
-        out.push({ kind: "frame", ...this.current, data: body });
+        const { length, streamId, type, flags } = this.current;
+        out.push({ kind: "frame", length, streamId, type, flags, data: body });
         this.current = undefined;
         this.body = undefined;
       }

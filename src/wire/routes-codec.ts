@@ -1,10 +1,13 @@
 /**
  * The hand-written readers and writers of the messages whose size matters
- * (a 10,000-route UpdateRoutes and its answer), by message type name, for
- * the call runner (src/ttrpc/run-call.ts). Each declines (undefined) what
- * it does not handle, and protobuf-es does it.
+ * (a 10,000-route UpdateRoutes and its answer) or whose count does (the
+ * answer to Check), by message type name, for the call runner
+ * (src/ttrpc/run-call.ts). Each declines (undefined) what it does not
+ * handle, and protobuf-es does it.
  */
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";
+import { HealthCheckResponseSchema } from "../gen/health_pb";
+import { encodeHealthCheckResponse } from "./health-writer";
 import { decodeUpdateRoutesRequest } from "./routes-reader";
 import { encodeRoutes } from "./routes-writer";
 
@@ -15,7 +18,10 @@ export const FAST_DECODERS: ReadonlyMap<string, (payload: Uint8Array, limit: num
 export const FAST_ENCODERS: ReadonlyMap<
   string,
   (message: { $typeName: string }) => Uint8Array | undefined
-> = new Map([[RoutesSchema.typeName, encodeRoutesOnce]]);
+> = new Map<string, (message: { $typeName: string }) => Uint8Array | undefined>([
+  [RoutesSchema.typeName, encodeRoutesOnce],
+  [HealthCheckResponseSchema.typeName, encodeHealthCheckResponse],
+]);
 
 /** The bytes of answers that cannot change (frozen), by answer. */
 const frozenBytes = new WeakMap<object, Uint8Array>();
