@@ -136,9 +136,12 @@ function planAddresses(
       // nodad: usable at once instead of tentative for a second or more.
       // An IPv6 link-local address may be the kernel's own EUI-64 one, which
       // it makes again, asynchronously, once a link that went down has
-      // carrier: `replace` cannot fail with "address already assigned".
+      // carrier, and a restore cannot tell whether keep_addr_on_down kept an
+      // address on a link it took down: `replace` cannot fail with "address
+      // already assigned".
       const linkLocal = a.family === 6 && /^fe[89ab][0-9a-f]:/i.test(a.address);
-      const t = ["addr", linkLocal ? "replace" : "add", cidrOf(a), "dev", name];
+      const verb = linkLocal || (a.family === 6 && target.exactAddresses) ? "replace" : "add";
+      const t = ["addr", verb, cidrOf(a), "dev", name];
       if (a.family === 6) t.push("nodad");
       lines.push(batchLine(t));
     }

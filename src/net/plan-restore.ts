@@ -12,11 +12,12 @@
 
 import type { FullState } from "./full-state";
 import { isManagedLink } from "./kernel-facts";
-import type { Link } from "./model";
+import type { Link, Route } from "./model";
 import { planLink, swapName } from "./plan-link";
-import { planTables } from "./plan-tables";
+import { planTables, tableOf } from "./plan-tables";
 import { batchLine, renderRouteOps } from "./render-batch";
 import { IPV6_BATCH, planRules, renderRuleOps } from "./rules";
+import { TABLE_LOCAL } from "./tables";
 
 /** Lines that give every link of `before` still present its old name, MTU, flags and addresses. */
 export function planLinksRestore(before: readonly Link[], now: readonly Link[]): string[] {
@@ -27,14 +28,35 @@ export function planLinksRestore(before: readonly Link[], now: readonly Link[]):
     return old !== undefined && old.name !== l.name;
   });
   for (const l of moved) {
-    if (l.flags.includes("UP")) lines.push(batchLine(["link", "set", "dev", l.name, "down"]));
+    if (l.flags.includes("UP")) {
+      // The down drops the link's IPv6 addresses (keep_addr_on_down keeps
+      // the global ones): those not to keep go first, while `addr del` can
+      // find them. planLink puts the rest back with `replace`.
+      const old = before.find((b) => b.index === l.index) as Link;
+      const keep = new Set(old.addresses.map((a) => `${a.address}/${a.prefix}`));
+      for (const a of l.addresses) {
+        const cidr = `${a.address}/${a.prefix}`;
+        if (a.family === 6 && !keep.has(cidr)) {
+          lines.push(batchLine(["addr", "del", cidr, "dev", l.name]));
+        }
+      }
+      lines.push(batchLine(["link", "set", "dev", l.name, "down"]));
+    }
     lines.push(batchLine(["link", "set", "dev", l.name, "name", swapName(l.index)]));
   }
   for (const l of moved) {
     const old = before.find((b) => b.index === l.index) as Link;
     lines.push(batchLine(["link", "set", "dev", swapName(l.index), "name", old.name]));
+    const wasUp = l.flags.includes("UP");
     links = links.map((x) =>
-      x.index === l.index ? { ...x, name: old.name, flags: x.flags.filter((f) => f !== "UP") } : x,
+      x.index === l.index
+        ? {
+            ...x,
+            name: old.name,
+            flags: x.flags.filter((f) => f !== "UP"),
+            addresses: wasUp ? x.addresses.filter((a) => a.family !== 6) : x.addresses,
+          }
+        : x,
     );
   }
   for (const old of before) {
@@ -59,7 +81,13 @@ export function planStateRestore(
   before: FullState,
   now: FullState,
 ): { batch: string[]; batch6: string[] } {
-  const routeLines = renderRouteOps(planTables(now.routes, before.routes, { exact: true }));
+  // Table local's kernel routes follow the addresses and the links' IPv6
+  // (ff00::/8 comes back with carrier, through linkwatch, after the read
+  // this plan is made from): appending one the kernel has meanwhile made
+  // fails "File exists".
+  const kernelLocal = (r: Route) => tableOf(r) === TABLE_LOCAL && r.protocol === "kernel";
+  const desired = before.routes.filter((r) => !kernelLocal(r));
+  const routeLines = renderRouteOps(planTables(now.routes, desired, { exact: true }));
   const ruleLines = renderRuleOps(planRules(now.rules, before.rules, { exact: true }));
   const perm = (s: FullState) =>
     s.neighbors.filter((n) => n.state.includes("PERMANENT") && isManagedLink(n.dev));

@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentService } from "../../src/gen/agent_pb";
+import { Network } from "../../src/gen/network_pb";
 import { IPFamily } from "../../src/gen/types_pb";
 import { AgentClient } from "../../src/host/client";
 import { swapName } from "../../src/net/plan-link";
@@ -156,6 +157,8 @@ describe("UpdateInterface: what taking a link down costs", () => {
     expect(err).toBeInstanceOf(TtrpcError);
     expect((err as Error).message).toContain(swapName(holder.ifindex));
     expect(await linkState()).toEqual(before);
+    // The restore batch runs with -force: a line it got wrong shows only in the log.
+    expect(agent.child.stderr).not.toContain("restore incomplete");
   });
 
   it("an MTU below 1280 cannot keep an IPv6 address: refused, and the swap undone with both links' addresses", async () => {
@@ -172,5 +175,41 @@ describe("UpdateInterface: what taking a link down costs", () => {
     expect(err).toBeInstanceOf(TtrpcError);
     expect((err as Error).message).toMatch(/fd00:3::3\/64/);
     expect(await linkState()).toEqual(before);
+    // The restore batch runs with -force: a line it got wrong shows only in the log.
+    expect(agent.child.stderr).not.toContain("restore incomplete");
   });
+});
+
+describe("Apply: the restore after a failure part-way", () => {
+  it.each([0, 1])(
+    "a rename undone (the link taken down again) gives the link its IPv6 address back (keep_addr_on_down=%i)",
+    async (keep) => {
+      await sysctl(`net.ipv6.conf.ens3.keep_addr_on_down=${keep}`);
+      const before = await linkState();
+      const desired = {
+        interfaces: [
+          {
+            mac: MAC,
+            name: "eth0",
+            up: true,
+            addresses: [
+              { address: "10.0.3.3", prefix: 24 },
+              { address: "fd00:3::3", prefix: 64 },
+            ],
+          },
+        ],
+        // Valid, refused by the kernel after the link lines: no route to the gateway.
+        routes: [{ dest: "198.51.100.0/24", gateway: "203.0.113.1", device: "eth0" }],
+      };
+      const err = await client.unary(Network.method.apply, { desired }, { timeoutMs: 10_000 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(TtrpcError);
+      expect((err as Error).message).toMatch(/198\.51\.100\.0\/24/);
+      expect(await linkState()).toEqual(before);
+      // The restore batch runs with -force: a line it got wrong shows only in the log.
+      expect(agent.child.stderr).not.toContain("restore incomplete");
+    },
+  );
 });
