@@ -8,8 +8,9 @@
  */
 import { IpBatchError, type IpRunner } from "../net/ip-runner";
 import { describeRoute, type Route } from "../net/model";
-import { isManaged, planRoutes, type RouteOp, routesAfter } from "../net/plan-routes";
+import { isManaged, planRoutes, type RouteOp } from "../net/plan-routes";
 import { renderRouteOps } from "../net/render-batch";
+import { routesAfter } from "../net/routes-after";
 import { TtrpcError } from "../ttrpc/codes";
 import type { Logger } from "./log";
 

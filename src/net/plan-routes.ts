@@ -26,7 +26,8 @@
  *   with the same key, link and gateway: such a leftover is deleted just
  *   before the append, the one delete that is not last.
  */
-import { type Route, routeKey } from "./model";
+import type { Route } from "./model";
+import { hitByDeletes } from "./route-deletes";
 import { IdentityIndex, KeyMap } from "./route-index";
 
 export type RouteOp =
@@ -239,67 +240,4 @@ function firstWithKey(same: readonly Route[], route: Route): Route | undefined {
     if (like) return like;
   }
   return same[0];
-}
-
-/**
- * The table after the first `count` operations of `ops` (planned against
- * `current`) went through: what a batch that stopped there left behind, by
- * the planner's own account. Used to plan a restore when the table cannot
- * be read.
- */
-export function routesAfter(
-  current: readonly Route[],
-  ops: readonly RouteOp[],
-  count: number,
-): Route[] {
-  const gone = new Set<Route>();
-  const added: Route[] = [];
-  for (const op of ops.slice(0, count)) {
-    if (op.op === "delete") {
-      gone.add(op.route);
-      continue;
-    }
-    if (op.op === "replace" && op.overwrites) gone.add(op.overwrites);
-    added.push(op.route);
-  }
-  return [...current.filter((r) => !gone.has(r)), ...added];
-}
-
-/**
- * Routes that stay but that a delete of a route that goes would hit: `route
- * del` names only what a route has (no "without a source"), and the kernel
- * deletes the first route that matches. A restore deletes these too and
- * puts them back. Closed: their own deletes may hit others.
- */
-function hitByDeletes(managed: readonly Route[], keep: IdentityIndex): Set<Route> {
-  const hit = new Set<Route>();
-  let goes = managed.filter((r) => !keep.has(r));
-  while (goes.length > 0) {
-    const next: Route[] = [];
-    for (const r of managed) {
-      if (hit.has(r) || !keep.has(r)) continue;
-      if (goes.some((d) => deleteMatches(d, r))) {
-        hit.add(r);
-        next.push(r);
-      }
-    }
-    goes = next;
-  }
-  return hit;
-}
-
-/** Whether `route del` rendered for `d` (render-batch) may remove `r` instead. */
-function deleteMatches(d: Route, r: Route): boolean {
-  const v4 = d.family === 4;
-  return (
-    d !== r &&
-    d.type === r.type &&
-    routeKey(d) === routeKey(r) &&
-    d.dev === r.dev &&
-    d.protocol === r.protocol &&
-    (d.gateway === undefined || d.gateway === r.gateway) &&
-    // IPv6 deletes compare neither scope nor source (ip6_route_del).
-    (!v4 || d.scope === r.scope) &&
-    (!v4 || d.prefsrc === undefined || d.prefsrc === r.prefsrc)
-  );
 }
