@@ -15,11 +15,11 @@
 import { AgentService } from "../../src/gen/agent_pb";
 import { AgentClient } from "../../src/host/client";
 import { syncAgent } from "../../src/host/drive-agent";
-import { readPodRequests } from "../../src/host/pod-requests";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
-import { addVeth, PtpPod } from "../../test/host/helpers";
+import { addVeth } from "../../test/host/helpers";
 import { interleave } from "../lib/interleave";
+import { ptpSync } from "../lib/ptp-pod";
 import { median } from "../lib/stats";
 
 const argv = process.argv.slice(2);
@@ -37,23 +37,9 @@ const envOf = (s: string) =>
   );
 const envs = { a: envOf(opt("--a-env", "")), b: envOf(opt("--b-env", "")) };
 
-const pod = await PtpPod.create();
+const { pod, req, iface } = await ptpSync();
 const cleanup: (() => Promise<void> | void)[] = [() => pod.remove()];
 try {
-  const gw = (pod.result as { ips?: { gateway?: string }[] }).ips?.[0]?.gateway as string;
-  await pod.pod.ip(
-    "neigh",
-    "add",
-    gw,
-    "lladdr",
-    "02:00:00:00:0b:01",
-    "dev",
-    "eth0",
-    "nud",
-    "permanent",
-  );
-  const req = await readPodRequests(pod.pod.name);
-  const iface = req.interfaces[0] as (typeof req.interfaces)[0];
   const guest = async (args: string[], binary: string, env: Record<string, string>) => {
     const ns = await Netns.create("nh5ab");
     cleanup.push(() => ns.remove());

@@ -10,10 +10,10 @@
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
 import { AgentClient } from "../../src/host/client";
-import { readPodRequests } from "../../src/host/pod-requests";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
-import { addVeth, PtpPod } from "../../test/host/helpers";
+import { addVeth } from "../../test/host/helpers";
+import { ptpSync } from "../lib/ptp-pod";
 import { median } from "../lib/stats";
 import { floorBatch } from "../rows/pod-sync";
 import { timeIp } from "../rows/update-routes";
@@ -29,23 +29,9 @@ const args = opt("--args", "")
   .filter((x) => x !== "");
 const binary = opt("--bin", "");
 
-const pod = await PtpPod.create();
+const { pod, req, iface } = await ptpSync();
 const cleanup: (() => Promise<void> | void)[] = [() => pod.remove()];
 try {
-  const gw = (pod.result as { ips?: { gateway?: string }[] }).ips?.[0]?.gateway as string;
-  await pod.pod.ip(
-    "neigh",
-    "add",
-    gw,
-    "lladdr",
-    "02:00:00:00:0b:01",
-    "dev",
-    "eth0",
-    "nud",
-    "permanent",
-  );
-  const req = await readPodRequests(pod.pod.name);
-  const iface = req.interfaces[0] as (typeof req.interfaces)[0];
   const ns = await Netns.create("nh5pc");
   cleanup.push(() => ns.remove());
   await addVeth(ns, "gst0", iface.hwAddr);

@@ -15,14 +15,14 @@
 import { AgentService } from "../../src/gen/agent_pb";
 import { AgentClient } from "../../src/host/client";
 import { syncAgent } from "../../src/host/drive-agent";
-import { readPodRequests, type SyncRequests } from "../../src/host/pod-requests";
-import { Guest, PtpPod } from "../../test/host/helpers";
+import type { SyncRequests } from "../../src/host/pod-requests";
+import { Guest } from "../../test/host/helpers";
+import { ptpSync } from "../lib/ptp-pod";
 import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";
 import { timeIp } from "./update-routes";
 
 const GUEST_IF = "gst0";
-const NEIGHBOR_MAC = "02:00:00:00:0b:01";
 
 /** The batch a hand-written script would feed `ip` for the same end state. */
 export function floorBatch(req: SyncRequests): string {
@@ -55,14 +55,10 @@ export function floorBatch(req: SyncRequests): string {
 }
 
 export async function podSyncRows(pairs: number): Promise<Row[]> {
-  const pod = await PtpPod.create();
+  const { pod, req } = await ptpSync();
   let guest: Guest | undefined;
   let client: AgentClient | undefined;
   try {
-    const gw = (pod.result as { ips?: { gateway?: string }[] }).ips?.[0]?.gateway;
-    if (!gw) throw new Error("ptp result has no gateway");
-    await pod.pod.ip("neigh", "add", gw, "lladdr", NEIGHBOR_MAC, "dev", "eth0", "nud", "permanent");
-    const req = await readPodRequests(pod.pod.name);
     const shape = `${req.interfaces.length} NIC, ${req.routes.length} routes, ${req.neighbors.length} neighbour`;
     if (req.interfaces.length !== 1 || req.routes.length !== 3 || req.neighbors.length !== 1) {
       throw new Error(`unexpected pod shape: ${shape}`);

@@ -219,46 +219,43 @@ export async function updateRoutesRows(o: UpdateRoutesOptions): Promise<Row[]> {
       for (let i = 0; i < o.noChangePairs; i++) {
         for (let k = 0; k < 3; k++) await (order[(i + k) % 3] as typeof runA)();
       }
-      const ratios = a.map((x, i) => x / (b[i] as number));
-      const ratiosC = c.map((x, i) => x / (b[i] as number));
-      rows.push({
-        id: "4r",
-        what: `UpdateRoutes, the same ${n.toLocaleString("en")} routes in another order than the call before (no change, not a repeat)`,
-        unit: "ms",
-        ours: median(c),
-        reference: median(b),
-        referenceWhat: "ip -json route show",
-        ratio: median(ratiosC),
-        ratioNote: "median of per-run ratios (runs rotate A B C)",
-        oursStats: summarize(c),
-        referenceStats: summarize(b),
-        ratioStats: summarize(ratiosC),
-        goal: "ratio <= 1.5 (issue 13, for the repeat; this is the planning path beside it)",
-        met: median(ratiosC) <= 1.5,
-        commands: [
-          `bun bench/run.ts --rows 4 --no-change-counts ${n}`,
-          `floor: time ip -n NS -json route show >/dev/null (with the ${n} routes in place)`,
-        ],
-      });
-      rows.push({
-        id: "4",
-        what: `UpdateRoutes again, same ${n.toLocaleString("en")} routes (no change; a repeat of the call before)`,
-        unit: "ms",
-        ours: median(a),
-        reference: median(b),
-        referenceWhat: "ip -json route show",
-        ratio: median(ratios),
-        ratioNote: "median of per-run ratios (runs rotate A B C)",
-        oursStats: summarize(a),
-        referenceStats: summarize(b),
-        ratioStats: summarize(ratios),
-        goal: "ratio <= 1.5 (issue 13)",
-        met: median(ratios) <= 1.5,
-        commands: [
-          `bun bench/run.ts --rows 4 --no-change-counts ${n}`,
-          `floor: time ip -n NS -json route show >/dev/null (with the ${n} routes in place)`,
-        ],
-      });
+      const noChangeRow = (id: string, ours: number[], what: string, goal: string): Row => {
+        const ratios = ours.map((x, i) => x / (b[i] as number));
+        return {
+          id,
+          what,
+          unit: "ms",
+          ours: median(ours),
+          reference: median(b),
+          referenceWhat: "ip -json route show",
+          ratio: median(ratios),
+          ratioNote: "median of per-run ratios (runs rotate A B C)",
+          oursStats: summarize(ours),
+          referenceStats: summarize(b),
+          ratioStats: summarize(ratios),
+          goal,
+          met: median(ratios) <= 1.5,
+          commands: [
+            `bun bench/run.ts --rows 4 --no-change-counts ${n}`,
+            `floor: time ip -n NS -json route show >/dev/null (with the ${n} routes in place)`,
+          ],
+        };
+      };
+      const count = n.toLocaleString("en");
+      rows.push(
+        noChangeRow(
+          "4r",
+          c,
+          `UpdateRoutes, the same ${count} routes in another order than the call before (no change, not a repeat)`,
+          "ratio <= 1.5 (issue 13, for the repeat; this is the planning path beside it)",
+        ),
+        noChangeRow(
+          "4",
+          a,
+          `UpdateRoutes again, same ${count} routes (no change; a repeat of the call before)`,
+          "ratio <= 1.5 (issue 13)",
+        ),
+      );
     }
     return rows;
   } finally {
