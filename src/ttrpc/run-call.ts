@@ -8,12 +8,13 @@
 import { create, type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { FAST_DECODERS, FAST_ENCODERS } from "../wire/routes-codec";
 import type { CallAbort } from "./call-abort";
+import { RequestContext } from "./call-context";
 import { Code, TtrpcError } from "./codes";
 import { countRepeated } from "./count-repeated";
 import { encodeOkResponseFrame, type RequestEnvelope } from "./envelope";
 import { encodeFrame, FrameType } from "./frame";
 import { clipText } from "./quote";
-import type { CallContext, ServiceRegistry } from "./service";
+import type { ServiceRegistry } from "./service";
 import { encodeErrorResponse } from "./status";
 
 /** The longest delay setTimeout honours (2^31-1 ms, about 24.8 days). */
@@ -48,8 +49,8 @@ export function runCall(
   request: RequestEnvelope,
   controller: CallAbort,
   maxRepeated: number,
+  started: number = performance.now(),
 ): CallOutcome | Promise<CallOutcome> {
-  const started = performance.now();
   let output: unknown;
   let schema: DescMessage;
   let timeoutMs: number;
@@ -58,15 +59,13 @@ export function runCall(
     const entry = registry.lookup(request.service, request.method);
     schema = entry.output;
     const input = decodeInput(entry.input, request.payload, maxRepeated);
-    timeoutMs = Number(request.timeoutNano) / 1e6;
-    const ctx: CallContext = {
-      get signal() {
-        return controller.signal;
-      },
-      deadline: timeoutMs > 0 ? started + timeoutMs : undefined,
-      metadata: metadataMap(request),
-      payload: request.payload,
-    };
+    // No timeout (0n, the usual case) needs no BigInt conversion.
+    timeoutMs = request.timeoutNano === 0n ? 0 : Number(request.timeoutNano) / 1e6;
+    const ctx = new RequestContext(
+      controller,
+      request,
+      timeoutMs > 0 ? started + timeoutMs : undefined,
+    );
     output = entry.handler(input, ctx);
     pending = isThenable(output);
   } catch (err) {
@@ -224,16 +223,6 @@ function decodeInput(schema: DescMessage, payload: Uint8Array, maxRepeated: numb
       { cause: err },
     );
   }
-}
-
-function metadataMap(request: RequestEnvelope): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  for (const { key, value } of request.metadata) {
-    const values = map.get(key);
-    if (values) values.push(value);
-    else map.set(key, [value]);
-  }
-  return map;
 }
 
 function createOutput(schema: DescMessage, output: unknown) {

@@ -48,8 +48,11 @@ export interface CallInfo {
 /** Settled already: the `done` of a call before its work is chained on. */
 const DONE: Promise<void> = Promise.resolve();
 
-/** Requests one connection starts per event-loop turn before letting others in. */
-const TURN_BUDGET = 512;
+/**
+ * Requests one connection starts per read from its peer (a socket reads
+ * once a turn) or per scheduled pump before letting others in.
+ */
+export const TURN_BUDGET = 512;
 
 interface InFlight {
   controller: CallAbort;
@@ -64,7 +67,7 @@ export class ServerConnection {
   private ready: DecodedFrame[] = [];
   private busy = false;
   private pumpScheduled = false;
-  /** Requests this connection may still start in the current event-loop turn. */
+  /** Requests this connection may still start before yielding to the event loop. */
   private turnBudget = TURN_BUDGET;
   private lastStreamId = 0;
   private closed = false;
@@ -106,6 +109,8 @@ export class ServerConnection {
   receive(chunk: Uint8Array): void {
     if (this.closed || chunk.length === 0) return;
     this.input.push(chunk);
+    // A read is a new turn's work: a full budget again.
+    this.turnBudget = TURN_BUDGET;
     this.pump();
   }
 
@@ -159,18 +164,9 @@ export class ServerConnection {
     this.pumpScheduled = true;
     setImmediate(() => {
       this.pumpScheduled = false;
+      this.turnBudget = TURN_BUDGET;
       this.pump();
     });
-  }
-
-  /** Counts one request against this turn's budget, refilled on the next turn. */
-  private spend(): void {
-    if (this.turnBudget === TURN_BUDGET) {
-      setImmediate(() => {
-        this.turnBudget = TURN_BUDGET;
-      });
-    }
-    this.turnBudget--;
   }
 
   /** Starts waiting requests while under the cap, decoding input as needed. */
@@ -188,7 +184,9 @@ export class ServerConnection {
         this.frames += this.ready.length;
         continue;
       }
-      this.spend();
+      // Refilled by the next read or scheduled pump, not per turn: a timer
+      // per turn cost ~3 % of a Check at concurrency 16.
+      this.turnBudget--;
       this.handleFrame(frame);
       if (this.turnBudget <= 0) {
         this.schedulePump();
@@ -258,7 +256,14 @@ export class ServerConnection {
 
     const controller = new CallAbort();
     const started = performance.now();
-    const outcome = runCall(this.options.registry, streamId, request, controller, this.maxRepeated);
+    const outcome = runCall(
+      this.options.registry,
+      streamId,
+      request,
+      controller,
+      this.maxRepeated,
+      started,
+    );
     // Answered in this turn (the handler did not wait): nothing stays in flight.
     if (!(outcome instanceof Promise)) {
       this.answer(streamId, request, outcome, started);

@@ -11,17 +11,22 @@
 import { HealthCheckResponseSchema } from "../gen/health_pb";
 
 const TYPE = HealthCheckResponseSchema.typeName;
-/** proto3 writes no default: SERVING_STATUS UNKNOWN (0) is the empty message. */
-const EMPTY = new Uint8Array(0);
+/**
+ * The bytes for each status 0-127, made once (they are only read: the call
+ * runner copies them into the frame). proto3 writes no default, so status
+ * 0 (UNKNOWN) is the empty message; any other is field 1, wire type 0
+ * (tag 0x08), then the one-byte varint.
+ */
+const BYTES: readonly Uint8Array[] = Array.from({ length: 0x80 }, (_, v) =>
+  v === 0 ? new Uint8Array(0) : Uint8Array.of(0x08, v),
+);
 
 /** The bytes of a HealthCheckResponse, or undefined for toBinary to write. */
 export function encodeHealthCheckResponse(message: { $typeName: string }): Uint8Array | undefined {
   if (message.$typeName !== TYPE || "$unknown" in message) return undefined;
   const status = (message as { status?: unknown }).status;
-  if (status === 0) return EMPTY;
-  if (typeof status !== "number" || !Number.isInteger(status) || status < 1 || status > 0x7f) {
+  if (typeof status !== "number" || !Number.isInteger(status) || status < 0 || status > 0x7f) {
     return undefined;
   }
-  // Field 1, wire type 0 (varint): tag 0x08, then the one-byte value.
-  return Uint8Array.of(0x08, status);
+  return BYTES[status];
 }

@@ -9,7 +9,7 @@ import { isIdle, judgePeer, newWatch } from "../../src/agent/peer-watch";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
 import type { ByteChannel } from "../../src/transport/channel";
 import { encodeFrame, FrameType } from "../../src/ttrpc/frame";
-import { ServerConnection } from "../../src/ttrpc/server-connection";
+import { ServerConnection, TURN_BUDGET } from "../../src/ttrpc/server-connection";
 import { ServiceRegistry } from "../../src/ttrpc/service";
 import { pbEncodeRequest } from "../helpers/envelope-pbjs";
 
@@ -56,6 +56,32 @@ describe("calls per connection", () => {
     expect(answered).toBe(100);
     expect(busy).toEqual([true, false]);
     expect(conn.backlogged).toBe(false);
+  });
+});
+
+describe("requests per turn", () => {
+  it(`a read of 2,000 Checks answered at once: ${TURN_BUDGET} in the read's turn, the rest on later turns, reading paused meanwhile`, async () => {
+    let answered = 0;
+    const busy: boolean[] = [];
+    const conn = new ServerConnection({
+      registry: new ServiceRegistry().register(Health, { check: () => SERVING }),
+      write: () => {
+        answered++;
+      },
+      onBusy: (b) => busy.push(b),
+    });
+    const n = 2000;
+    conn.receive(Buffer.concat(Array.from({ length: n }, (_, i) => check(2 * i + 1))));
+    // Handlers that do not wait are answered within the read, up to the budget.
+    expect(answered).toBe(TURN_BUDGET);
+    expect(busy).toEqual([true]);
+    // The rest on later turns (setImmediate), a budget at a time, so other
+    // connections' reads come in between.
+    await new Promise((r) => setImmediate(r));
+    expect(answered).toBe(2 * TURN_BUDGET);
+    await conn.drain();
+    expect(answered).toBe(n);
+    expect(busy).toEqual([true, false]);
   });
 });
 
