@@ -9,6 +9,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
   writeSync,
@@ -37,11 +38,17 @@ function recorder(calls: string): Handler {
     // Named by the time it started (sortable across processes), PID, and
     // exchange number, so a listing is in call order.
     const t = now().toString().padStart(20, "0");
-    const d = join(calls, `${t}-${process.pid}-${String(seq++).padStart(6, "0")}`);
+    const name = `${t}-${process.pid}-${String(seq++).padStart(6, "0")}`;
+    // Written aside and renamed in whole: a test listing the calls while
+    // this one is being written (the agent's session starts at its own
+    // start) sees it complete or not at all.
+    const d = join(`${calls}.partial`, name);
     mkdirSync(d, { recursive: true });
     writeFileSync(join(d, "argv"), x.argv.map((a) => `${a}\0`).join(""));
     writeFileSync(join(d, "stdin"), Buffer.from(x.lines.join(""), "latin1"));
     writeFileSync(join(d, "pid"), String(process.pid));
+    mkdirSync(calls, { recursive: true });
+    renameSync(d, join(calls, name));
     return runIp(x);
   };
 }
