@@ -162,11 +162,12 @@ export function createNetworkService(
         }
         const state = await reading;
         const requested = desired.length;
-        const updated = (operations: number) =>
-          log.info("routes updated", { requested, operations });
+        const updated = (operations: number, repeat = false) =>
+          log.info("routes updated", { requested, operations, ...(repeat ? { repeat } : {}) });
         const again = memo.answerFor(desired, state.routes);
         if (again) {
-          updated(0);
+          // Said in the log: the answer is the kept one (routes-memo.ts).
+          updated(0, true);
           return again;
         }
         requireDevices(state, "routes", desired);

@@ -12,6 +12,7 @@ import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
+import { waitFor } from "../helpers/wait";
 import { routeTable } from "./tables";
 
 type RouteInit = Partial<Omit<Route, "$typeName">>;
@@ -175,8 +176,11 @@ describe("UpdateRoutes", () => {
     ];
     await updateRoutes(routes);
     const table = await routeTable(ns);
+    const repeats = () => agent.child.stderr.split("\n").filter((l) => l.includes('"repeat":true'));
     const kept = await updateRoutes(routes); // no change: kept
-    expect(await updateRoutes(routes)).toEqual(kept); // its repeat
+    expect(repeats()).toHaveLength(0);
+    expect(await updateRoutes(routes)).toEqual(kept); // its repeat, answered from the memo
+    await waitFor(() => repeats().length === 1, { what: "the repeat logged" });
     // Behind the agent's back: a stray route in, a requested one out.
     await ns.ip("route", "add", "203.0.113.0/24", "dev", "eth1");
     await ns.ip("route", "del", "198.51.100.0/24", "via", "192.0.2.1", "dev", "eth1");
@@ -186,6 +190,8 @@ describe("UpdateRoutes", () => {
     expect(after.Routes.map((r) => r.dest)).not.toContain("203.0.113.0/24");
     // And once more, the same table again: the same answer as at first.
     expect(await updateRoutes(routes)).toEqual(kept);
+    // The call after the stray route planned afresh: no second repeat.
+    expect(repeats()).toHaveLength(1);
   });
 
   it("rolls back when the 5th of 10 operations fails: the table is byte-identical", async () => {
