@@ -13,9 +13,29 @@ if (!target || !/^bun-linux-(x64|arm64)(-baseline|-modern)?(-musl)?$/.test(targe
   process.exit(2);
 }
 
+/**
+ * The agent's JavaScriptCore tier-up thresholds, scaled by 4 from its
+ * start (--compile-jit-policy, as Bun.unsafe.setJITPolicy): the agent's
+ * calls are few and small (a pod's sync runs each handler once or twice),
+ * so compiling that code costs more CPU than it saves, on the JIT threads
+ * beside the call on a guest's one or two vCPUs. Loops over thousands of
+ * routes still reach the compilers within their first thousands of turns.
+ * Measured against the same flags at 1 (load 0.5-1.4, 2 cores, interleaved):
+ *   pod sync (bun bench/profile/pod-sync-ab.ts --pairs 25 --a-bin OLD --b-bin NEW): 0.85;
+ *   UpdateRoutes 10,000, a fresh agent's first call and warm
+ *     (bench/profile/compare-agents.ts --n 10000 --pairs 7 [--first-call]): 1.00 and 1.00;
+ *   Go client at concurrency 16 (bench/profile/go-client-ab.ts --rounds 8): 1.04 calls/s,
+ *     CPU per call 0.99;
+ *   start to first Check 1.00, RssAnon 8.3 -> 7.6 MiB (bench/profile/compile-options.ts
+ *     --only jit-policy-1,jit-policy-4,jit-policy-16 --rounds 15).
+ * 16 gave 0.83 on the pod sync but 1.11 on the 10,000-route first call.
+ * Under TCG the guest's init turns the JIT off (BUN_JSC_useJIT=0) and this changes nothing.
+ */
+const AGENT_JIT_POLICY = 4;
+
 const entries = [
-  ["src/agent/main.ts", "dist/netagent"],
-  ["src/host/cli.ts", "dist/netagentctl"],
+  ["src/agent/main.ts", "dist/netagent", [`--compile-jit-policy=${AGENT_JIT_POLICY}`]],
+  ["src/host/cli.ts", "dist/netagentctl", []],
 ] as const;
 
 /**
@@ -46,8 +66,8 @@ const FLAGS = [
   "--no-compile-autoload-bunfig",
 ];
 
-for (const [entry, out] of entries) {
-  await $`bun build ${FLAGS} --target=${target} ${entry} --outfile ${out}`.quiet();
+for (const [entry, out, extra] of entries) {
+  await $`bun build ${FLAGS} ${extra} --target=${target} ${entry} --outfile ${out}`.quiet();
   const size = Bun.file(out).size;
   console.log(`${out}  ${(size / 1048576).toFixed(1)} MiB  (${target})`);
 }

@@ -70,6 +70,11 @@ const VARIANTS: [string, string[]][] = [
   ["no-optimize-bytecode", [...BASE, "--bytecode", "--minify", "--no-optimize-bytecode"]],
   ["smol", [...BASE, "--bytecode", "--minify", "--compile-exec-argv=--smol"]],
 ];
+// The chosen flags with JavaScriptCore's tier-up thresholds scaled (Bun.unsafe.setJITPolicy).
+for (const scale of [1, 4, 16]) {
+  const [, chosenFlags] = VARIANTS[0] as [string, string[]];
+  VARIANTS.push([`jit-policy-${scale}`, [...chosenFlags, `--compile-jit-policy=${scale}`]]);
+}
 if (argv.includes("--order")) {
   const [, chosenFlags] = VARIANTS[0] as [string, string[]];
   VARIANTS.push(["bytecode-order", [...chosenFlags, `--bytecode-order=${opt("--order", "")}`]]);
