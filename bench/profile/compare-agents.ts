@@ -12,21 +12,16 @@
 import { AgentClient } from "../../src/host/client";
 import { type Child, start, waitForSocket } from "../../test/helpers/process";
 import { tempDir } from "../../test/helpers/tmp";
+import { flag, option } from "../lib/args";
 import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { updateRoutesPayload } from "../lib/route-set";
 import { median } from "../lib/stats";
 
-const argv = process.argv.slice(2);
-const opt = (k: string, d?: string) => {
-  const i = argv.indexOf(k);
-  const v = i >= 0 ? argv[i + 1] : d;
-  if (v === undefined) throw new Error(`${k} is required`);
-  return v;
-};
+const opt = option;
 const bins = { a: opt("--a"), b: opt("--b") };
 const n = Number(opt("--n", "1000"));
 const pairs = Number(opt("--pairs", "7"));
-const firstCall = argv.includes("--first-call");
+const firstCall = flag("--first-call");
 
 const ns = await createBenchNetns();
 const dir = tempDir("netagent-compare-");

@@ -6,16 +6,11 @@
  */
 import { spawn } from "node:child_process";
 import { tempDir } from "../../test/helpers/tmp";
+import { option } from "../lib/args";
 import { untilCheck } from "../lib/proc";
 import { median } from "../lib/stats";
 
-const argv = process.argv.slice(2);
-const opt = (k: string, d?: string) => {
-  const i = argv.indexOf(k);
-  const v = i >= 0 ? argv[i + 1] : d;
-  if (v === undefined) throw new Error(`${k} is required`);
-  return v;
-};
+const opt = option;
 const bins = { a: opt("--a"), b: opt("--b") };
 const pairs = Number(opt("--pairs", "15"));
 const dir = tempDir("netagent-start-");

@@ -18,15 +18,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { goPrograms } from "../../test/helpers/go";
+import { option } from "../lib/args";
 import { median } from "../lib/stats";
 
-const argv = process.argv.slice(2);
-const opt = (k: string, d?: string) => {
-  const i = argv.indexOf(k);
-  const v = i >= 0 ? argv[i + 1] : d;
-  if (v === undefined) throw new Error(`${k} is required`);
-  return v;
-};
+const opt = option;
 const bins = { a: opt("--a"), b: opt("--b") };
 const conc = Number(opt("--c", "16"));
 const calls = Number(opt("--calls", "30000"));
