@@ -6,14 +6,12 @@
  * of CPU (and more wall time, ip stalling on the full pipe) against ~4 ms
  * for the same bytes from a file. The guest's /tmp is a tmpfs.
  */
-import { lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** The directory's name: the prefix, the agent's PID, mkdtemp's suffix. */
-const PREFIX = "netagent-ip-";
-
 let dir: string | undefined;
+let exitHook = false;
 let unavailable = false;
 let seq = 0;
 
@@ -24,11 +22,17 @@ let seq = 0;
  */
 export function outputPath(): string | undefined {
   if (unavailable) return undefined;
-  if (dir === undefined) {
+  // Made again when something removed it meanwhile (a /tmp cleaner).
+  if (dir === undefined || !existsSync(dir)) {
     try {
       sweepDead(tmpdir());
-      dir = mkdtempSync(join(tmpdir(), `${PREFIX}${process.pid}-`));
-      process.once("exit", () => rmSync(dir as string, { recursive: true, force: true }));
+      dir = mkdtempSync(join(tmpdir(), outputDirPrefix(process.pid)));
+      if (!exitHook) {
+        exitHook = true;
+        process.once("exit", () => {
+          if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+        });
+      }
     } catch {
       unavailable = true;
       return undefined;
@@ -65,13 +69,33 @@ export function sweepDeadOutputs(): void {
 }
 
 /**
+ * The start of an output directory's name: netagent-ip-, the PID
+ * namespace (a PID means nothing outside its own: a /tmp shared with a
+ * container must not lose a live agent's directory), the PID.
+ */
+export function outputDirPrefix(pid: number): string {
+  return `netagent-ip-${pidNamespace() ?? "unknown"}-${pid}-`;
+}
+
+/** This process's PID namespace (the inode of /proc/self/ns/pid), if it can be read. */
+function pidNamespace(): string | undefined {
+  try {
+    return /^pid:\[(\d+)\]$/.exec(readlinkSync("/proc/self/ns/pid"))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Removes the output directories of agents that are gone: one killed with
  * SIGKILL (init respawns it) cannot remove its own, and a guest that
  * kills and respawns its agent would gather them without end. Only
- * directories of this user named for a PID that no longer runs; never
- * throws (a sweep that fails leaves them, as before).
+ * directories of this user, of this PID namespace, named for a PID that no
+ * longer runs; never throws (a sweep that fails leaves them, as before).
  */
 export function sweepDead(parent: string): void {
+  const ns = pidNamespace();
+  if (ns === undefined) return;
   const uid = process.getuid?.();
   let names: string[];
   try {
@@ -79,8 +103,10 @@ export function sweepDead(parent: string): void {
   } catch {
     return;
   }
+  const ours = `netagent-ip-${ns}-`;
   for (const name of names) {
-    const pid = /^netagent-ip-(\d+)-[^/]+$/.exec(name)?.[1];
+    if (!name.startsWith(ours)) continue;
+    const pid = /^(\d+)-[^/]+$/.exec(name.slice(ours.length))?.[1];
     if (pid === undefined || Number(pid) === process.pid || running(Number(pid))) continue;
     const path = join(parent, name);
     try {

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { outputDirPrefix } from "../../src/net/ip-output";
 import { type RunningAgent, startAgent } from "../helpers/agent";
 import { waitFor } from "../helpers/wait";
 
@@ -22,10 +23,10 @@ describe("ip output directories", () => {
   it("a starting agent removes the one a killed agent left, and leaves a live one's", async () => {
     // The killed agent: a PID that has exited.
     const dead = Number(spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim());
-    const left = join(tmpdir(), `netagent-ip-${dead}-killed`);
+    const left = join(tmpdir(), `${outputDirPrefix(dead)}killed`);
     mkdirSync(left);
     writeFileSync(join(left, "7.out"), "[]");
-    const live = join(tmpdir(), `netagent-ip-${process.pid}-live`);
+    const live = join(tmpdir(), `${outputDirPrefix(process.pid)}live`);
     mkdirSync(live);
     made.push(left, live);
     agents.push(await startAgent());

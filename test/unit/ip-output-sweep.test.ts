@@ -4,9 +4,10 @@
  * run; nothing else is.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { sweepDead } from "../../src/net/ip-output";
+import { outputDirPrefix, outputPath, sweepDead } from "../../src/net/ip-output";
 import { type TempDir, tempDir } from "../helpers/tmp";
 
 let dir: TempDir | undefined;
@@ -22,16 +23,18 @@ describe("sweepDead", () => {
   it("removes a dead agent's directory with its files, and leaves the rest", () => {
     dir = tempDir("netagent-sweep-");
     const dead = deadPid();
-    const gone = dir.join(`netagent-ip-${dead}-aB3xYz`);
+    const gone = dir.join(`${outputDirPrefix(dead)}aB3xYz`);
     mkdirSync(gone);
     writeFileSync(`${gone}/1.out`, "left by a killed agent");
-    const own = dir.join(`netagent-ip-${process.pid}-own`);
-    const init = dir.join("netagent-ip-1-init");
-    const file = dir.join(`netagent-ip-${dead}-file`);
+    const own = dir.join(`${outputDirPrefix(process.pid)}own`);
+    const init = dir.join(`${outputDirPrefix(1)}init`);
+    const file = dir.join(`${outputDirPrefix(dead)}file`);
+    // The same PID in another PID namespace (a container sharing /tmp) is not ours to judge.
+    const elsewhere = dir.join(`netagent-ip-1-${dead}-other`);
     const target = dir.join("target");
-    const link = dir.join(`netagent-ip-${dead}-link`);
+    const link = dir.join(`${outputDirPrefix(dead)}link`);
     const other = dir.join("netagent-ip-nopid");
-    for (const d of [own, init, target, other]) mkdirSync(d);
+    for (const d of [own, init, target, other, elsewhere]) mkdirSync(d);
     writeFileSync(`${target}/keep`, "not ours to remove");
     writeFileSync(file, "");
     symlinkSync(target, link);
@@ -39,12 +42,21 @@ describe("sweepDead", () => {
     sweepDead(dir.path);
 
     expect(existsSync(gone)).toBe(false);
-    for (const p of [own, init, file, link, target, `${target}/keep`, other]) {
+    for (const p of [own, init, file, link, target, `${target}/keep`, other, elsewhere]) {
       expect(existsSync(p), p).toBe(true);
     }
   });
 
   it("does not throw on a parent it cannot read", () => {
     expect(() => sweepDead("/nonexistent/netagent")).not.toThrow();
+  });
+
+  it("outputPath makes its directory again when something removed it (a /tmp cleaner)", () => {
+    const first = outputPath() as string;
+    expect(dirname(first)).toContain(outputDirPrefix(process.pid));
+    rmSync(dirname(first), { recursive: true, force: true });
+    const next = outputPath() as string;
+    expect(existsSync(dirname(next))).toBe(true);
+    expect(dirname(next)).toContain(outputDirPrefix(process.pid));
   });
 });
