@@ -7,7 +7,6 @@ import { readFileSync } from "node:fs";
 import { AgentService } from "../gen/agent_pb";
 import { Health } from "../gen/health_pb";
 import { Network } from "../gen/network_pb";
-import { sweepDeadOutputs } from "../net/ip-output";
 import { IpRunner } from "../net/ip-runner";
 import { IpSession } from "../net/ip-session";
 import { IptablesRunner } from "../net/iptables-runner";
@@ -71,8 +70,6 @@ export function buildRegistry(log: Logger, ipBin = "ip", ipSession = true): Serv
   const session = ipSession ? new IpSession(ipBin) : undefined;
   // Started now: a pod's first call should not wait for ip to start.
   session?.warm();
-  // Output directories left by an agent that was killed (SIGKILL) before it could remove its own.
-  sweepDeadOutputs();
   const ip = new IpRunner(ipBin, undefined, undefined, new Semaphore(MAX_IP_PROCESSES), session);
   return new ServiceRegistry()
     .register(Health, healthService)

@@ -25,6 +25,8 @@ export function outputPath(): string | undefined {
   // Made again when something removed it meanwhile (a /tmp cleaner).
   if (dir === undefined || !existsSync(dir)) {
     try {
+      // Every directory is made after a sweep: at most one of a killed
+      // process is left at a time, whoever makes the next one removes it.
       sweepDead(tmpdir());
       dir = mkdtempSync(join(tmpdir(), outputDirPrefix(process.pid)));
       if (!exitHook) {
@@ -61,11 +63,6 @@ export async function takeOutput(path: string): Promise<string> {
 /** Removes a run's output unread (a killed run's). */
 export function dropOutput(path: string): void {
   rmSync(path, { force: true });
-}
-
-/** sweepDead of the temporary directory: the agent does it as it starts. */
-export function sweepDeadOutputs(): void {
-  sweepDead(tmpdir());
 }
 
 /**

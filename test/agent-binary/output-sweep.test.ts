@@ -1,36 +1,45 @@
 /**
- * dist/netagent, started, removes the ip output directory a killed agent
- * left behind (its exit handler never ran under SIGKILL); a live agent's
- * directory stays. (The sweep itself: test/unit/ip-output-sweep.test.ts.)
+ * dist/netagent, at its first one-shot `ip` run (ListRoutes reads through
+ * one), removes the ip output directory a killed agent left behind (its
+ * exit handler never ran under SIGKILL); a live agent's directory stays.
+ * (The sweep itself: test/unit/ip-output-sweep.test.ts.)
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentService } from "../../src/gen/agent_pb";
+import { AgentClient } from "../../src/host/client";
 import { outputDirPrefix } from "../../src/net/ip-output";
-import { type RunningAgent, startAgent } from "../helpers/agent";
-import { waitFor } from "../helpers/wait";
+import type { RunningAgent } from "../helpers/agent";
+import { Netns } from "../helpers/netns";
 
-const made: string[] = [];
-const agents: RunningAgent[] = [];
+const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
-  for (const a of agents.splice(0)) await a.stop();
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const f of cleanup.splice(0).reverse()) await f();
 });
 
 describe("ip output directories", () => {
-  it("a starting agent removes the one a killed agent left, and leaves a live one's", async () => {
+  it("an agent's first one-shot ip run removes the one a killed agent left, and leaves a live one's", async () => {
     // The killed agent: a PID that has exited.
     const dead = Number(spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim());
     const left = join(tmpdir(), `${outputDirPrefix(dead)}killed`);
-    mkdirSync(left);
-    writeFileSync(join(left, "7.out"), "[]");
     const live = join(tmpdir(), `${outputDirPrefix(process.pid)}live`);
-    mkdirSync(live);
-    made.push(left, live);
-    agents.push(await startAgent());
-    await waitFor(() => !existsSync(left), { what: `${left} removed` });
+    for (const d of [left, live]) {
+      mkdirSync(d);
+      cleanup.push(() => rmSync(d, { recursive: true, force: true }));
+    }
+    writeFileSync(join(left, "7.out"), "[]");
+    const ns = await Netns.create("nt-sweep");
+    cleanup.push(() => ns.remove());
+    const agent: RunningAgent = await ns.startAgent();
+    cleanup.push(() => agent.stop());
+    const client = await AgentClient.connect(`unix://${agent.socket}`);
+    cleanup.push(() => client.close());
+    expect(existsSync(left)).toBe(true);
+    await client.unary(AgentService.method.listRoutes, {});
+    expect(existsSync(left)).toBe(false);
     expect(existsSync(live)).toBe(true);
   });
 });
