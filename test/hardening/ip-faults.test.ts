@@ -13,6 +13,7 @@ import type { Route } from "../../src/gen/types_pb";
 import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
+import { pidAlive } from "../helpers/process";
 import { tempDir } from "../helpers/tmp";
 import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
@@ -75,15 +76,6 @@ const hostRoutes = (n: number, base = 100): RouteInit[] =>
     gateway: "10.1.1.1",
     device: "eth0",
   }));
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe.each(["on", "off"])("--ip-session %s", (mode) => {
   // On, the faults hit exchanges of the resident ip; off, processes of their own.
@@ -158,7 +150,7 @@ describe.each(["on", "off"])("--ip-session %s", (mode) => {
       if (mode === "on") expect(ip.faultAfter()).toBeGreaterThan(0);
       else expect(ip.faultAfter()).toBe(0);
       expect(pid).toBeGreaterThan(0);
-      expect(alive(pid)).toBe(false);
+      expect(pidAlive(pid)).toBe(false);
       expect(await ns.routeDump()).toBe(before);
       // The write queue is free again.
       await update(hostRoutes(10));
@@ -244,7 +236,7 @@ describe("the resident ip outliving its agent", () => {
       expect(resident).toBeGreaterThan(0);
       await agent.child.stop(signal);
       // Its stdin closes with the agent: iproute2 reads EOF and exits.
-      await waitFor(() => !alive(resident as number), { what: "the resident ip to exit" });
+      await waitFor(() => !pidAlive(resident as number), { what: "the resident ip to exit" });
     },
     60_000,
   );

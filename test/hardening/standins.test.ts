@@ -10,6 +10,7 @@
 import { existsSync, unlinkSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { Netns } from "../helpers/netns";
+import { pidAlive } from "../helpers/process";
 import { type TempDir, tempDir } from "../helpers/tmp";
 import { waitFor } from "../helpers/wait";
 import { dyingIp, gatedIp, isWriteCall, recordingIp, slowIp } from "./fake-ip";
@@ -54,14 +55,6 @@ async function gatewayRoutes(ns: Netns): Promise<string[]> {
 }
 
 const dsts = (doc: unknown) => (doc as { dst: string }[]).map((r) => r.dst);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("recordingIp", () => {
   it("a session: each exchange answered before stdin closes, recorded once with the session's PID; a failing line numbered as iproute2 numbers it", async () => {
@@ -221,7 +214,7 @@ describe("faultyIp", () => {
     expect(ip.faultAfter()).toBe(1);
     expect(await gatewayRoutes(ns)).toEqual(nets.slice(0, 2));
     expect(s.docs()).toHaveLength(1);
-    expect(alive(pid)).toBe(true);
+    expect(pidAlive(pid)).toBe(true);
     process.kill(pid, "SIGKILL");
     expect(await s.close()).toEqual({ code: null, signal: "SIGKILL" });
   }, 60_000);

@@ -73,6 +73,16 @@ export class Child {
   }
 }
 
+/** Whether a process with this PID exists (signal 0: nothing is sent). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Starts `file` with `args`, no shell, stdin closed. */
 export function start(file: string, args: readonly string[], env?: NodeJS.ProcessEnv): Child {
   const proc = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env: env ?? process.env });

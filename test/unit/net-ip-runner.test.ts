@@ -27,6 +27,7 @@ import {
   splitJsonDocuments,
 } from "../../src/net/parse-ip-json";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
+import { pidAlive } from "../helpers/process";
 
 const FAKE = fileURLToPath(new URL("../fixtures/fake-ip/ip", import.meta.url));
 const dirs: string[] = [];
@@ -195,15 +196,6 @@ function wedgedIp() {
   };
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe("IpRunner: a wedged ip", () => {
   it("is killed (SIGKILL, reaped) when its run outlasts the timeout, and says so", async () => {
     const ip = wedgedIp();
@@ -215,7 +207,7 @@ describe("IpRunner: a wedged ip", () => {
     expect(err.code).toBe(Code.UNAVAILABLE);
     expect(err.message).toMatch(/killed \(SIGKILL\) after 300 ms without finishing/);
     // Reaped: no zombie left, the PID is gone.
-    expect(alive(ip.pid())).toBe(false);
+    expect(pidAlive(ip.pid())).toBe(false);
   });
 
   it("a read is bounded the same way", async () => {
@@ -224,7 +216,7 @@ describe("IpRunner: a wedged ip", () => {
     const err = (await rejection(runner.readRoutes())) as TtrpcError;
     expect(err.code).toBe(Code.UNAVAILABLE);
     expect(err.message).toMatch(/^ip route show table all: killed \(SIGKILL\) after 300 ms/);
-    expect(alive(ip.pid())).toBe(false);
+    expect(pidAlive(ip.pid())).toBe(false);
   });
 
   it("the timeout grows with the batch: base + perLine × lines", () => {
@@ -245,7 +237,7 @@ describe("IpRunner: a wedged ip", () => {
     expect(err).toBeInstanceOf(IpBatchError);
     expect(err.code).toBe(Code.DEADLINE_EXCEEDED);
     expect(err.message).toMatch(/killed \(SIGKILL\): call cancelled \(deadline exceeded\)/);
-    expect(alive(ip.pid())).toBe(false);
+    expect(pidAlive(ip.pid())).toBe(false);
   });
 
   it("leaves no output file behind (read, failed batch, killed run), in a directory only it can enter", async () => {

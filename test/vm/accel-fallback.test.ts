@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type KvmFacts, probeKvm } from "../../src/host/accel";
 import { Vm, type VmOptions } from "../../src/host/vm";
+import { pidAlive } from "../helpers/process";
 
 const dir = mkdtempSync(join(tmpdir(), "netagent-fakeqemu-accel-"));
 const kernel = join(dir, "vmlinuz");
@@ -56,15 +57,6 @@ if [ $accel = kvm ]; then ${kvmBody}; else ${tcgBody}; fi
   };
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 async function start(options: VmOptions) {
   const notes: string[] = [];
   const vm = await Vm.start({ kernel, initrd, onNote: (l) => notes.push(l), ...options });
@@ -83,7 +75,7 @@ describe("boot watchdog and fallback to TCG", () => {
       await vm.console.waitFor("fake qemu: tcg", 10_000);
       const runs = fake.runs();
       expect(runs.map((r) => r.accel)).toEqual(["kvm", "tcg"]);
-      expect(alive(runs[0]?.pid as number)).toBe(false);
+      expect(pidAlive(runs[0]?.pid as number)).toBe(false);
       expect(vm.pid).toBe(runs[1]?.pid);
       expect(vm.config.kvm).toBe(false);
       expect(notes).toHaveLength(2);
@@ -128,7 +120,7 @@ describe("boot watchdog and fallback to TCG", () => {
     );
     const runs = fake.runs();
     expect(runs.map((r) => r.accel)).toEqual(["kvm"]);
-    expect(alive(runs[0]?.pid as number)).toBe(false);
+    expect(pidAlive(runs[0]?.pid as number)).toBe(false);
   }, 30_000);
 
   it("kvm: a QEMU dying under KVM fails the start with its error", async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Vm } from "../../src/host/vm";
+import { pidAlive } from "../helpers/process";
 
 const dir = mkdtempSync(join(tmpdir(), "netagent-fakeqemu-"));
 const kernel = join(dir, "vmlinuz");
@@ -24,15 +25,6 @@ function fakeQemu(name: string, body: string): string {
   return path;
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe("Vm process handling", () => {
   it("kills a QEMU that ignores SIGTERM by its PID, reaps it and removes its directory", async () => {
     const qemu = fakeQemu("stubborn", "trap '' TERM\necho booting\nwhile :; do sleep 0.1; done");
@@ -40,7 +32,7 @@ describe("Vm process handling", () => {
     await vm.console.waitFor("booting", 5000);
     const exit = await vm.stop(100);
     expect(exit).toEqual({ code: null, signal: "SIGKILL" });
-    expect(alive(vm.pid)).toBe(false);
+    expect(pidAlive(vm.pid)).toBe(false);
     expect(existsSync(vm.dir)).toBe(false);
   }, 20_000);
 
