@@ -66,8 +66,8 @@ async function load(root: string, firstRuns = false): Promise<Steps> {
     })),
   ])}\n`;
   // The call runner's own reader and writer where the tree has them (run-call.ts).
-  const codec = existsSync(join(root, "src/wire/routes-codec.ts"))
-    ? await import(join(root, "src/wire/routes-codec.ts"))
+  const codec = existsSync(join(root, "src/wire/routes-reader.ts"))
+    ? await import(join(root, "src/wire/routes-reader.ts"))
     : undefined;
   const decode = () =>
     codec?.decodeUpdateRoutesRequest(payload) ??

@@ -9,7 +9,7 @@
 import { UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { countRepeated } from "../../src/ttrpc/count-repeated";
 import { MAX_REPEATED_ENTRIES } from "../../src/ttrpc/limits";
-import { decodeUpdateRoutesRequest } from "../../src/wire/routes-codec";
+import { decodeUpdateRoutesRequest } from "../../src/wire/routes-reader";
 import { updateRoutesPayload } from "../lib/route-set";
 import { median } from "../lib/stats";
 

@@ -16,7 +16,8 @@ import { planRoutes } from "../../src/net/plan-routes";
 import { renderRouteOps } from "../../src/net/render-batch";
 import { MAX_REPEATED_ENTRIES } from "../../src/ttrpc/limits";
 import { routeToProto } from "../../src/wire/kata-map";
-import { decodeUpdateRoutesRequest, encodeRoutes } from "../../src/wire/routes-codec";
+import { decodeUpdateRoutesRequest } from "../../src/wire/routes-reader";
+import { encodeRoutes } from "../../src/wire/routes-writer";
 import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { batchText, updateRoutesPayload } from "../lib/route-set";
 

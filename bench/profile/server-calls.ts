@@ -7,6 +7,7 @@
  *   bun bench/profile/server-calls.ts [--calls 200000] [--burst 16] [--runs 5]
  */
 import { healthService } from "../../src/agent/health-service";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
 import { Health } from "../../src/gen/health_pb";
 import { ServerConnection } from "../../src/ttrpc/server-connection";
 import { ServiceRegistry } from "../../src/ttrpc/service";
@@ -32,7 +33,7 @@ function frames(first: number, n: number): Uint8Array {
   return out;
 }
 
-const registry = new ServiceRegistry().register(Health, healthService);
+const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS).register(Health, healthService);
 const rates: number[] = [];
 for (let r = 0; r < runs; r++) {
   let answered = 0;

@@ -25,6 +25,7 @@ import { createIptablesService } from "./iptables-service";
 import { MAX_IP_PROCESSES } from "./limits";
 import { createLogger, type Logger } from "./log";
 import { createNetworkService } from "./network-service";
+import { AGENT_REGISTRY_OPTIONS } from "./registry-options";
 import { SerialQueue } from "./serial-queue";
 import { AgentServer } from "./server";
 import { createStateService } from "./state-service";
@@ -71,7 +72,7 @@ export function buildRegistry(log: Logger, ipBin = "ip", ipSession = true): Serv
   // Started now: a pod's first call should not wait for ip to start.
   session?.warm();
   const ip = new IpRunner(ipBin, undefined, undefined, new Semaphore(MAX_IP_PROCESSES), session);
-  return new ServiceRegistry()
+  return new ServiceRegistry(AGENT_REGISTRY_OPTIONS)
     .register(Health, healthService)
     .register(AgentService, {
       ...createNetworkService({ ip, log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS, queue }),

@@ -9,7 +9,7 @@
  *
  * One entry, for a table of at most KEPT_TABLE_MAX_ROUTES routes (IpRunner
  * keeps no larger one to recognise): a copy of the request (at most the
- * frame limit) and the answer, which is frozen (routes-codec.ts encodes a
+ * frame limit) and the answer, which is frozen (fast-codecs.ts encodes a
  * frozen answer once).
  */
 import type { Routes } from "../gen/agent_pb";

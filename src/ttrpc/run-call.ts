@@ -6,7 +6,6 @@
  * small frame) instead of an exception outside the call.
  */
 import { create, type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { FAST_DECODERS, FAST_ENCODERS } from "../wire/routes-codec";
 import type { CallAbort } from "./call-abort";
 import { RequestContext } from "./call-context";
 import { Code, TtrpcError } from "./codes";
@@ -14,8 +13,10 @@ import { countRepeated } from "./count-repeated";
 import { encodeOkResponseFrame, type RequestEnvelope } from "./envelope";
 import { encodeFrame, FrameType } from "./frame";
 import { clipText } from "./quote";
-import type { ServiceRegistry } from "./service";
+import type { FastDecoder, FastEncoder, RegisteredMethod, ServiceRegistry } from "./service";
 import { encodeErrorResponse } from "./status";
+
+type ToError = ServiceRegistry["toError"];
 
 /** The longest delay setTimeout honours (2^31-1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 0x7fff_ffff;
@@ -51,14 +52,14 @@ export function runCall(
   maxRepeated: number,
   started: number = performance.now(),
 ): CallOutcome | Promise<CallOutcome> {
+  const { toError } = registry;
   let output: unknown;
-  let schema: DescMessage;
+  let entry: RegisteredMethod;
   let timeoutMs: number;
   let pending: boolean;
   try {
-    const entry = registry.lookup(request.service, request.method);
-    schema = entry.output;
-    const input = decodeInput(entry.input, request.payload, maxRepeated);
+    entry = registry.lookup(request.service, request.method);
+    const input = decodeInput(entry.input, entry.decode, request.payload, maxRepeated);
     // No timeout (0n, the usual case) needs no BigInt conversion.
     timeoutMs = request.timeoutNano === 0n ? 0 : Number(request.timeoutNano) / 1e6;
     const ctx = new RequestContext(
@@ -69,12 +70,13 @@ export function runCall(
     output = entry.handler(input, ctx);
     pending = isThenable(output);
   } catch (err) {
-    return failed(streamId, err, DONE);
+    return failed(streamId, toError, err, DONE);
   }
-  if (!pending) return answered(streamId, schema, output, DONE);
+  if (!pending) return answered(streamId, entry, toError, output, DONE);
   return awaitAnswer(
     streamId,
-    schema,
+    entry,
+    toError,
     output as PromiseLike<unknown>,
     controller,
     timeoutMs,
@@ -85,7 +87,8 @@ export function runCall(
 /** A handler's promise, awaited under the deadline (counted from the call's start). */
 async function awaitAnswer(
   streamId: number,
-  schema: DescMessage,
+  entry: RegisteredMethod,
+  toError: ToError,
   work: PromiseLike<unknown>,
   controller: CallAbort,
   timeoutMs: number,
@@ -116,32 +119,38 @@ async function awaitAnswer(
       output = await Promise.race([work, expired]);
     }
   } catch (err) {
-    return failed(streamId, err, settled);
+    return failed(streamId, toError, err, settled);
   } finally {
     clearTimeout(timer);
   }
-  return answered(streamId, schema, output, settled);
+  return answered(streamId, entry, toError, output, settled);
 }
 
 /** The OK answer for `output`, or the error answer when it cannot be encoded. */
 function answered(
   streamId: number,
-  schema: DescMessage,
+  entry: RegisteredMethod,
+  toError: ToError,
   output: unknown,
   settled: Promise<void>,
 ): CallOutcome {
   let frame: Uint8Array;
   try {
-    frame = encodeOkResponseFrame(streamId, encodeOk(schema, output));
+    frame = encodeOkResponseFrame(streamId, encodeOk(entry.output, entry.encode, output));
   } catch (err) {
-    return failed(streamId, err, settled);
+    return failed(streamId, toError, err, settled);
   }
   return { frame, code: Code.OK, message: "", settled };
 }
 
 /** The error answer for a thrown value. */
-function failed(streamId: number, err: unknown, settled: Promise<void>): CallOutcome {
-  const status = statusOf(err);
+function failed(
+  streamId: number,
+  toError: ToError,
+  err: unknown,
+  settled: Promise<void>,
+): CallOutcome {
+  const status = statusOf(toError, err);
   return {
     ...answerFrame(streamId, encodeError(status), status.code, status.message),
     settled,
@@ -172,10 +181,14 @@ function answerFrame(streamId: number, response: Uint8Array, code: Code, message
 }
 
 /** The payload of the OK Response for a handler's output; INTERNAL when it cannot be encoded. */
-function encodeOk(schema: DescMessage, output: unknown): Uint8Array {
+function encodeOk(
+  schema: DescMessage,
+  encode: FastEncoder | undefined,
+  output: unknown,
+): Uint8Array {
   const message = createOutput(schema, output);
-  // A hand-written writer (routes-codec.ts) when it takes the message.
-  const fast = FAST_ENCODERS.get(schema.typeName)?.(message);
+  // The server's own writer for this answer type, when it takes the message.
+  const fast = encode?.(message);
   if (fast !== undefined) return fast;
   try {
     return toBinary(schema, message);
@@ -197,21 +210,26 @@ function encodeError(status: TtrpcError): Uint8Array {
   }
 }
 
-/** TtrpcError.from, guarded: a thrown value whose conversion throws is INTERNAL. */
-function statusOf(err: unknown): TtrpcError {
+/** The registry's conversion, guarded: a thrown value whose conversion throws is INTERNAL. */
+function statusOf(toError: ToError, err: unknown): TtrpcError {
   try {
-    return TtrpcError.from(err);
+    return toError(err);
   } catch {
     return new TtrpcError("handler failed with an unreadable error", Code.INTERNAL);
   }
 }
 
-function decodeInput(schema: DescMessage, payload: Uint8Array, maxRepeated: number): unknown {
+function decodeInput(
+  schema: DescMessage,
+  decode: FastDecoder | undefined,
+  payload: Uint8Array,
+  maxRepeated: number,
+): unknown {
   // An empty payload is the empty message (Check, ListRoutes): no reader needed.
   if (payload.length === 0) return create(schema);
-  // A large request's own reader (routes-codec.ts) when it takes the bytes:
+  // The server's own reader for this request type, when it takes the bytes:
   // it reads no more than maxRepeated entries, so they need no count first.
-  const fast = FAST_DECODERS.get(schema.typeName)?.(payload, maxRepeated);
+  const fast = decode?.(payload, maxRepeated);
   if (fast !== undefined) return fast;
   countRepeated(schema, payload, maxRepeated);
   try {

@@ -34,6 +34,27 @@ export type ServiceImpl<S extends DescService> = {
   [K in keyof S["method"]]?: S["method"][K] extends DescMethod ? UnaryFn<S["method"][K]> : never;
 };
 
+/**
+ * A hand-written reader of a request type: the message, or undefined to
+ * leave the bytes to protobuf-es. It reads at most `limit` entries of any
+ * repeated field (more is an error), so no count is taken first.
+ */
+export type FastDecoder = (payload: Uint8Array, limit: number) => unknown;
+/** A hand-written writer of an answer type: the bytes, or undefined to leave it to protobuf-es. */
+export type FastEncoder = (message: { $typeName: string }) => Uint8Array | undefined;
+
+export interface RegistryOptions {
+  /** Readers by request type name (e.g. "grpc.UpdateRoutesRequest"). */
+  decoders?: ReadonlyMap<string, FastDecoder>;
+  /** Writers by answer type name. */
+  encoders?: ReadonlyMap<string, FastEncoder>;
+  /**
+   * The status a thrown value is answered with: the server's edge table
+   * for its own errors. Absent, TtrpcError.from.
+   */
+  toError?: (err: unknown) => TtrpcError;
+}
+
 /** One registered method, with its handler erased to bytes-free messages. */
 export interface RegisteredMethod {
   readonly method: DescMethod;
@@ -41,11 +62,19 @@ export interface RegisteredMethod {
   readonly output: DescMessage;
   // biome-ignore lint/suspicious/noExplicitAny: the typed impl is checked at register().
   readonly handler: (request: any, ctx: CallContext) => unknown;
+  readonly decode: FastDecoder | undefined;
+  readonly encode: FastEncoder | undefined;
 }
 
 /** Services by their fully qualified name, e.g. "grpc.AgentService". */
 export class ServiceRegistry {
   private readonly services = new Map<string, Map<string, RegisteredMethod>>();
+  /** The status for a thrown value (see {@link RegistryOptions.toError}). */
+  readonly toError: (err: unknown) => TtrpcError;
+
+  constructor(private readonly options: RegistryOptions = {}) {
+    this.toError = options.toError ?? TtrpcError.from;
+  }
 
   /**
    * Registers the methods `impl` implements. Methods of the service it leaves
@@ -64,6 +93,8 @@ export class ServiceRegistry {
         input: method.input,
         output: method.output,
         handler: handler.bind(impl),
+        decode: this.options.decoders?.get(method.input.typeName),
+        encode: this.options.encoders?.get(method.output.typeName),
       });
     }
     this.services.set(service.typeName, methods);

@@ -11,6 +11,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { healthService } from "../../src/agent/health-service";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
 import { Health } from "../../src/gen/health_pb";
 import { Code } from "../../src/ttrpc/codes";
 import {
@@ -29,7 +30,7 @@ import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
 import { checkOnFreshConnection, prng, rawConnect, vmRssKiB } from "./raw";
 
-const registry = new ServiceRegistry().register(Health, healthService);
+const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS).register(Health, healthService);
 /** Inputs fed in this file, for the report at the end. */
 const tally = { inProcess: 0, agent: 0 };
 
@@ -303,7 +304,7 @@ describe("frame fuzzing in process (ServerConnection)", () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
-    const slow = new ServiceRegistry().register(Health, {
+    const slow = new ServiceRegistry(AGENT_REGISTRY_OPTIONS).register(Health, {
       check: async () => {
         await gate;
         return { status: 1 };

@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 import { healthService } from "../../src/agent/health-service";
 import { createLogger } from "../../src/agent/log";
 import { createNetworkService } from "../../src/agent/network-service";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
 import type { IpRunner } from "../../src/net/ip-runner";
@@ -106,7 +107,7 @@ function server() {
     batchThenRoutes: async () => [],
     batchThenLinks: async () => [],
   } as unknown as IpRunner;
-  const registry = new ServiceRegistry()
+  const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS)
     .register(Health, healthService)
     .register(
       AgentService,

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { healthService } from "../../src/agent/health-service";
 import { createLogger } from "../../src/agent/log";
 import { createNetworkService } from "../../src/agent/network-service";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
 import type { IpRunner } from "../../src/net/ip-runner";
@@ -317,15 +318,17 @@ const ONE_COMMAND = /^(route|neigh|link|addr|address) [A-Za-z0-9_.:/@+= -]+$/;
 
 function inProcessServer() {
   const { ip, lines } = fakeIp();
-  const registry = new ServiceRegistry().register(Health, healthService).register(
-    AgentService,
-    createNetworkService({
-      ip,
-      log: createLogger("error", () => {}),
-      hotplugTimeoutMs: 1,
-      pollMs: 1,
-    }),
-  );
+  const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS)
+    .register(Health, healthService)
+    .register(
+      AgentService,
+      createNetworkService({
+        ip,
+        log: createLogger("error", () => {}),
+        hotplugTimeoutMs: 1,
+        pollMs: 1,
+      }),
+    );
   const answers = new Map<number, { code: number; message: string }>();
   const conn = new ServerConnection({
     registry,

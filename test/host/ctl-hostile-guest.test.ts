@@ -13,6 +13,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/agent/log";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
 import { AgentServer } from "../../src/agent/server";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
@@ -39,7 +40,7 @@ beforeAll(async () => {
     mtu: 1500n,
     IPAddresses: [{ family: IPFamily.v4, address: `10.0.0.2${EVIL}`, mask: "24" }],
   };
-  const registry = new ServiceRegistry()
+  const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS)
     .register(Health, {
       check: () => ({ status: 1 }),
       version: () => ({ agentVersion: `1.0${EVIL}`, grpcVersion: "0.0.1" }),

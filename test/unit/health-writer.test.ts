@@ -8,8 +8,8 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HealthCheckResponseSchema, VersionCheckResponseSchema } from "../../src/gen/health_pb";
+import { FAST_ENCODERS } from "../../src/wire/fast-codecs";
 import { encodeHealthCheckResponse } from "../../src/wire/health-writer";
-import { FAST_ENCODERS } from "../../src/wire/routes-codec";
 
 describe("HealthCheckResponse writer", () => {
   it("is the call runner's writer for the type", () => {

@@ -12,7 +12,8 @@ import { RoutesSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb"
 import { RouteSchema } from "../../src/gen/types_pb";
 import type { Route } from "../../src/net/model";
 import { routeToProto } from "../../src/wire/kata-map";
-import { decodeUpdateRoutesRequest, encodeRoutes } from "../../src/wire/routes-codec";
+import { decodeUpdateRoutesRequest } from "../../src/wire/routes-reader";
+import { encodeRoutes } from "../../src/wire/routes-writer";
 
 const ascii = fc.oneof(
   fc.constantFrom("", "10.0.0.0/24", "10.0.0.1", "eth0", "fe80::1", "2001:db8::/64"),

@@ -9,7 +9,7 @@ import { NoChangeMemo } from "../../src/agent/routes-memo";
 import { RoutesSchema } from "../../src/gen/agent_pb";
 import { KEPT_TABLE_MAX_ROUTES } from "../../src/net/ip-runner";
 import type { Route } from "../../src/net/model";
-import { FAST_ENCODERS } from "../../src/wire/routes-codec";
+import { FAST_ENCODERS } from "../../src/wire/fast-codecs";
 
 const table: Route[] = [];
 const desired: Route[] = [];

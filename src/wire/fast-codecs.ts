@@ -1,9 +1,9 @@
 /**
- * The hand-written readers and writers of the messages whose size matters
- * (a 10,000-route UpdateRoutes and its answer) or whose count does (the
- * answer to Check), by message type name, for the call runner
- * (src/ttrpc/run-call.ts). Each declines (undefined) what it does not
- * handle, and protobuf-es does it.
+ * The agent's hand-written readers and writers, by message type name, for
+ * the messages whose size matters (a 10,000-route UpdateRoutes and its
+ * answer) or whose count does (the answer to Check). The agent registers
+ * them with its methods (src/agent/main.ts); each declines (undefined)
+ * what it does not handle, and protobuf-es does it.
  */
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";
 import { HealthCheckResponseSchema } from "../gen/health_pb";
@@ -11,14 +11,13 @@ import { encodeHealthCheckResponse } from "./health-writer";
 import { decodeUpdateRoutesRequest } from "./routes-reader";
 import { encodeRoutes } from "./routes-writer";
 
-export { decodeUpdateRoutesRequest, encodeRoutes };
+type FastDecoder = (payload: Uint8Array, limit: number) => unknown;
+type FastEncoder = (message: { $typeName: string }) => Uint8Array | undefined;
 
-export const FAST_DECODERS: ReadonlyMap<string, (payload: Uint8Array, limit: number) => unknown> =
-  new Map([[UpdateRoutesRequestSchema.typeName, decodeUpdateRoutesRequest]]);
-export const FAST_ENCODERS: ReadonlyMap<
-  string,
-  (message: { $typeName: string }) => Uint8Array | undefined
-> = new Map<string, (message: { $typeName: string }) => Uint8Array | undefined>([
+export const FAST_DECODERS: ReadonlyMap<string, FastDecoder> = new Map([
+  [UpdateRoutesRequestSchema.typeName, decodeUpdateRoutesRequest],
+]);
+export const FAST_ENCODERS: ReadonlyMap<string, FastEncoder> = new Map<string, FastEncoder>([
   [RoutesSchema.typeName, encodeRoutesOnce],
   [HealthCheckResponseSchema.typeName, encodeHealthCheckResponse],
 ]);
