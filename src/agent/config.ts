@@ -6,6 +6,12 @@
 import * as v from "valibot";
 import { type AgentAddress, DEFAULT_ADDRESS, parseAddress } from "../transport/address";
 import { lastCmdlineParam, parseKernelCmdline } from "./kernel-cmdline";
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_STALL_TIMEOUT_MS,
+  SHUTDOWN_GRACE_MS,
+} from "./limits";
 import { LEVELS, type Level } from "./log";
 import { parseCidList } from "./vsock-peers";
 
@@ -49,11 +55,11 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
   --listen ADDR         vsock://CID:PORT (default ${DEFAULT_ADDRESS}, CID -1 = any),
                         unix:///path, serial:///dev/vportNpM or serial://NAME
   --log-level LEVEL     ${LEVELS.join(", ")} (default info)
-  --max-connections N   connections served at once (default 64)
+  --max-connections N   connections served at once (default ${DEFAULT_MAX_CONNECTIONS})
   --stall-timeout-ms MS close a peer that leaves a frame half-sent or its answers
-                        unread this long (default 30000)
+                        unread this long (default ${DEFAULT_STALL_TIMEOUT_MS})
   --idle-timeout-ms MS  at the connection cap, a connection idle this long is
-                        closed to make room for a new one (default 60000)
+                        closed to make room for a new one (default ${DEFAULT_IDLE_TIMEOUT_MS})
   --vsock-allow-cid CIDS
                         serve only vsock peers with these CIDs (repeatable or
                         comma list; e.g. 2, the host); default any, as Kata
@@ -160,7 +166,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       `--log-level: invalid value ${JSON.stringify(raw.logLevel)} (expected ${LEVELS.join(", ")})`,
     );
   }
-  const max = v.safeParse(CountSchema, raw.maxConnections ?? "64");
+  const max = v.safeParse(CountSchema, raw.maxConnections ?? String(DEFAULT_MAX_CONNECTIONS));
   if (!max.success) {
     throw new ConfigError(
       `--max-connections: invalid value ${JSON.stringify(raw.maxConnections)}: ${max.issues[0].message}`,
@@ -214,7 +220,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       listenText,
       logLevel: level.output,
       maxConnections: max.output,
-      shutdownGraceMs: 5000,
+      shutdownGraceMs: SHUTDOWN_GRACE_MS,
       ipSession: fromFlags.ipSession !== "off",
       ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
       ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),

@@ -20,6 +20,38 @@ export { LIMITS as APPLY_LIMITS } from "./validate-state";
 export const DEFAULT_MAX_CONNECTIONS = 64;
 
 /**
+ * Milliseconds a peer may keep a frame half-sent, or leave its answers
+ * unread, before its connection is closed (`--stall-timeout-ms`). Generous
+ * for a slow TCG guest; a live shim sends each frame in one write and
+ * always reads.
+ */
+export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
+
+/** How long UpdateInterface waits for a hot-plugged link when the call has no deadline. */
+export const HOTPLUG_TIMEOUT_MS = 3000;
+
+/**
+ * The cap on the hot-plug wait, whatever the deadline. The Kata runtime
+ * gives every network call a 60 s deadline and retries UpdateInterface on
+ * "Link not found" (20 times, growing delays), and the Kata agent itself
+ * waits 3 s (agent.hotplug_timeout): a longer wait gains nothing, and the
+ * wait holds a connection's call slot.
+ */
+export const HOTPLUG_MAX_WAIT_MS = 60_000;
+
+/** On SIGTERM, how long calls in flight may go on before they are cancelled. */
+export const SHUTDOWN_GRACE_MS = 5000;
+
+/**
+ * After the grace period, how long cancelled calls may take to finish or
+ * roll back a network change (a 100,000-route table takes ~20 s).
+ */
+export const SHUTDOWN_SETTLE_MS = 60_000;
+
+/** How long shutdown lets answers already written reach their peers before closing. */
+export const SHUTDOWN_FLUSH_MS = 2000;
+
+/**
  * Answer bytes written and not yet taken by a peer above which its waiting
  * requests are not started (each could add up to 4 MiB) until it reads.
  */

@@ -22,7 +22,7 @@ import { ServiceRegistry } from "../ttrpc/service";
 import { ConfigError, parseArgs, USAGE } from "./config";
 import { healthService } from "./health-service";
 import { createIptablesService } from "./iptables-service";
-import { MAX_IP_PROCESSES } from "./limits";
+import { HOTPLUG_TIMEOUT_MS, MAX_IP_PROCESSES, SHUTDOWN_SETTLE_MS } from "./limits";
 import { createLogger, type Logger } from "./log";
 import { createNetworkService } from "./network-service";
 import { AGENT_REGISTRY_OPTIONS } from "./registry-options";
@@ -31,14 +31,6 @@ import { AgentServer } from "./server";
 import { createStateService } from "./state-service";
 import { AGENT_VERSION } from "./version";
 import { guardVsockPeers } from "./vsock-peers";
-
-/** How long UpdateInterface waits for a hot-plugged link when the call has no deadline. */
-const HOTPLUG_TIMEOUT_MS = 3000;
-/**
- * On SIGTERM, how long calls still running after the grace period may take
- * to finish or roll back a network change (a 100,000-route table takes ~20 s).
- */
-const SETTLE_MS = 60_000;
 
 function readCmdline(): string {
   try {
@@ -151,7 +143,7 @@ async function main(argv: string[]): Promise<number> {
       if (stopping) return;
       stopping = true;
       log.info("shutting down", { signal, activeConnections: server.connectionCount });
-      server.shutdown(config.shutdownGraceMs, SETTLE_MS).then((clean) => {
+      server.shutdown(config.shutdownGraceMs, SHUTDOWN_SETTLE_MS).then((clean) => {
         log.flush();
         log.info("stopped", { clean });
         resolve(0);

@@ -16,6 +16,7 @@ import type { CallContext, ServiceImpl } from "../ttrpc/service";
 import { linkToProto, routeToProto } from "../wire/kata-map";
 import { applyLink } from "./apply-link";
 import { applyRoutePlan } from "./apply-routes";
+import { HOTPLUG_MAX_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
 import { NoChangeMemo } from "./routes-memo";
 import { SerialQueue } from "./serial-queue";
@@ -33,14 +34,6 @@ export interface NetworkServiceOptions {
   /** The write queue, when other services' changes must be serialised with these. */
   queue?: SerialQueue;
 }
-
-/**
- * The cap on the hot-plug wait. The Kata runtime gives every network call a
- * 60 s deadline and retries UpdateInterface on "Link not found" (20 times,
- * growing delays), and the Kata agent itself waits 3 s (agent.hotplug_timeout):
- * a longer wait gains nothing, and the wait holds a connection's call slot.
- */
-export const HOTPLUG_MAX_WAIT_MS = 60_000;
 
 /** Routes in an UpdateRoutes from which validation runs beside the table's read. */
 const VALIDATE_WHILE_READING = 1000;
@@ -138,8 +131,8 @@ export function createNetworkService(
         throw new TtrpcError("routes: missing", Code.INVALID_ARGUMENT);
       const wire = request.routes.Routes;
       // A large request is validated while ip reads the table (ip works in
-      // a process of its own; validating 10,000 routes takes ~11 ms of a
-      // ~90 ms no-change call). Small ones are refused before any read.
+      // a process of its own, so the two overlap). Small ones are refused
+      // before any read.
       // A repeat of the last call that changed nothing is known by its bytes (routes-memo.ts).
       const kept = memo.desiredFor(ctx.payload);
       const early =

@@ -12,8 +12,10 @@ import { ServerConnection } from "../ttrpc/server-connection";
 import type { ServiceRegistry } from "../ttrpc/service";
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_STALL_TIMEOUT_MS,
   MAX_UNREAD_ANSWER_BYTES,
   MIN_ANSWER_READ_BYTES_PER_SEC,
+  SHUTDOWN_FLUSH_MS,
 } from "./limits";
 import type { Logger } from "./log";
 import {
@@ -41,9 +43,6 @@ export interface AgentServerOptions {
   /** Calls one connection may run at once. */
   maxCallsPerConnection?: number;
 }
-
-/** Generous for a slow TCG guest; a live shim sends each frame in one write and always reads. */
-export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 
 export class AgentServer {
   private readonly connections = new Map<ServerConnection, PeerWatch>();
@@ -226,15 +225,12 @@ export class AgentServer {
       clean = await within(drained(), settleMs);
     }
     // Closing drops what the socket has not sent yet: let the answers out first.
-    await within(this.flushed(), FLUSH_MS);
+    await within(this.flushed(), SHUTDOWN_FLUSH_MS);
     this.stopSweeper();
     for (const { channel } of this.connections.values()) channel.close();
     return clean;
   }
 }
-
-/** How long shutdown lets answers already written reach their peers. */
-const FLUSH_MS = 2000;
 
 /** Resolves with `work`'s value, or false once `ms` have passed. */
 async function within(work: Promise<boolean>, ms: number): Promise<boolean> {

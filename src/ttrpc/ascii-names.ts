@@ -3,9 +3,7 @@
  * recognised by their bytes. A client sends the same few names call after
  * call; building each one a character at a time made a fresh (rope) string
  * that the method table's Map then had to flatten and hash again on every
- * call (ascii + lookup: ~10 % of a Check under the Go client at
- * concurrency 16, bench/profile/go-client-ab.ts with bun --cpu-prof). A
- * name seen before comes back as the same string, already hashed.
+ * call. A name seen before comes back as the same string, already hashed.
  *
  * Bounded: {@link NAME_SLOTS} names of at most {@link MAX_NAME_BYTES} bytes
  * are kept (longer ones are read every time), replaced in turn, so a peer

@@ -1,7 +1,7 @@
 /**
- * A call's cancellation, made on demand. An AbortController costs ~10 % of
- * a Check (bench/profile/server-calls.ts), and most calls (Check, reads)
- * never look at their signal; this one creates it only when a handler asks,
+ * A call's cancellation, made on demand: an AbortController is a large part
+ * of a Check's cost (bench/README.md), and most calls (Check, reads) never
+ * look at their signal. This one creates it only when a handler asks,
  * already aborted when cancellation came first.
  */
 export class CallAbort {

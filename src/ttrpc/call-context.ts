@@ -1,10 +1,9 @@
 /**
  * What a handler gets to know about its call (service.ts CallContext), as
- * a class: an object literal with a `get signal()` accessor cost a getter
- * function and a slow-path property definition per call (runCall's lines
- * building it: ~9 % of a Check under the Go client at concurrency 16, bun
- * --cpu-prof). The signal (cancellation, call-abort.ts) and the metadata
- * map are made when a handler first reads them; most never do.
+ * a class: an object literal with a `get signal()` accessor costs a getter
+ * function and a slow-path property definition per call. The signal
+ * (cancellation, call-abort.ts) and the metadata map are made when a
+ * handler first reads them; most never do.
  */
 import type { CallAbort } from "./call-abort";
 import type { RequestEnvelope } from "./envelope";

@@ -2,11 +2,10 @@
  * The ttRPC envelope on the server's hot path: decoding `ttrpc.Request` and
  * encoding an OK `ttrpc.Response` straight into its frame.
  *
- * Why not only @bufbuild/protobuf: a Check costs ~50 µs server-side, and a
- * profile (bench/profile/server-calls.ts under `bun --cpu-prof-md`) puts
- * ~30 % of it in fromBinary's set-up (a DataView over the chunk, whose
- * `.buffer` JSC materialises per call) and ~13 % in building and encoding
- * the Response. The envelope is five fields; the fast path reads the shape
+ * Why not only @bufbuild/protobuf: for a message as small as the envelope,
+ * fromBinary's set-up (a DataView over the chunk, whose `.buffer` JSC
+ * materialises per call) and building the Response cost more than the
+ * call itself (figures: bench/README.md). The envelope is five fields; the fast path reads the shape
  * every client sends (known fields, right wire types, ASCII strings,
  * non-negative timeouts below 2^53 ns) and hands anything else to the
  * library, so odd input decodes, or fails, exactly as the library says.

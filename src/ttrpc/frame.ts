@@ -61,7 +61,7 @@ export const INITIAL_BODY_BUFFER = 4096;
 /**
  * Writes a frame header at the start of `out`. Byte by byte rather than
  * through a DataView: JSC materialises a typed array's `.buffer` on first
- * use, which cost ~10 % of a Check (bench/profile/server-calls.ts).
+ * use, a cost every Check would pay.
  */
 export function writeHeader(
   out: Uint8Array,

@@ -185,7 +185,7 @@ export class ServerConnection {
         continue;
       }
       // Refilled by the next read or scheduled pump, not per turn: a timer
-      // per turn cost ~3 % of a Check at concurrency 16.
+      // per turn would be paid by every busy turn.
       this.turnBudget--;
       this.handleFrame(frame);
       if (this.turnBudget <= 0) {

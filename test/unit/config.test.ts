@@ -1,6 +1,7 @@
 /** Agent configuration from flags and the kernel command line, table-driven. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseArgs, parseCmdline } from "../../src/agent/config";
+import { ConfigError, parseArgs, parseCmdline, USAGE } from "../../src/agent/config";
+import * as limits from "../../src/agent/limits";
 import { VMADDR_CID_ANY } from "../../src/transport/address";
 
 function run(argv: string[], cmdline = "") {
@@ -115,5 +116,17 @@ describe("parseArgs", () => {
   ])("refuses %j %j with a ConfigError naming the value", (argv, cmdline, why) => {
     expect(() => parseArgs(argv, cmdline)).toThrow(ConfigError);
     expect(() => parseArgs(argv, cmdline)).toThrow(why);
+  });
+});
+
+describe("the usage text", () => {
+  it("prints the defaults the agent runs with (from limits.ts, not a second copy)", () => {
+    const parsed = parseArgs([], "");
+    if (parsed.kind !== "run") throw new Error("expected a run config");
+    expect(USAGE).toContain(`connections served at once (default ${parsed.config.maxConnections})`);
+    expect(parsed.config.maxConnections).toBe(limits.DEFAULT_MAX_CONNECTIONS);
+    expect(parsed.config.shutdownGraceMs).toBe(limits.SHUTDOWN_GRACE_MS);
+    expect(USAGE).toContain(`unread this long (default ${limits.DEFAULT_STALL_TIMEOUT_MS})`);
+    expect(USAGE).toContain(`make room for a new one (default ${limits.DEFAULT_IDLE_TIMEOUT_MS})`);
   });
 });

@@ -7,8 +7,9 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { HOTPLUG_MAX_WAIT_MS } from "../../src/agent/limits";
 import { createLogger } from "../../src/agent/log";
-import { createNetworkService, HOTPLUG_MAX_WAIT_MS } from "../../src/agent/network-service";
+import { createNetworkService } from "../../src/agent/network-service";
 import { UpdateInterfaceRequestSchema } from "../../src/gen/agent_pb";
 import type { InterfaceSchema } from "../../src/gen/types_pb";
 import { networkText, parseIp } from "../../src/net/ip";
