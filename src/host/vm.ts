@@ -8,11 +8,11 @@
  * socket. Every QEMU started here is killed by its PID when this process
  * exits, whatever way it exits.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Health, HealthCheckResponse_ServingStatus } from "../gen/health_pb";
+import { type Child, nodeStreams, startProcess } from "../process/start-process";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { type AccelMode, accelRequest, decideAccel, type KvmFacts } from "./accel";
 import type { BootSpec } from "./boot-spec";
@@ -65,7 +65,9 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-const live = new Set<ChildProcess>();
+type Qemu = Child<"pipe", "pipe", "pipe">;
+
+const live = new Set<Qemu>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
@@ -73,15 +75,7 @@ function installExitHook(): void {
   exitHookInstalled = true;
   // Last resort when the host process ends without stop(): kill by PID.
   process.on("exit", () => {
-    for (const child of live) {
-      if (child.pid !== undefined) {
-        try {
-          process.kill(child.pid, "SIGKILL");
-        } catch {
-          // Already gone.
-        }
-      }
-    }
+    for (const child of live) child.kill("SIGKILL");
   });
 }
 
@@ -103,7 +97,7 @@ export class Vm {
   private exit: Exit | undefined;
 
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly child: Qemu,
     readonly config: GuestConfig,
     readonly dir: string,
     /** The accelerator this QEMU runs under and why it was chosen. */
@@ -112,19 +106,20 @@ export class Vm {
     onConsole?: (chunk: string) => void,
   ) {
     this.startedAt = startedAt;
-    const { stdin, stdout, stderr } = child;
-    if (!stdin || !stdout || !stderr) throw new Error("qemu: stdio pipes missing");
+    const { stdin, stdout, stderr } = nodeStreams(child);
     this.console = new GuestConsole(stdin, stdout, onConsole);
     let errText = "";
     stderr.setEncoding("utf8");
     stderr.on("data", (chunk: string) => {
       errText += chunk;
     });
-    stdin.on("error", () => {}); // EPIPE once QEMU is gone; the exit event says why.
+    const errDone = new Promise<void>((resolve) => stderr.once("close", resolve));
     this.exited = new Promise<Exit>((resolve) => {
-      child.once("exit", (code, signal) => {
+      child.exited.then(async ({ code, signal }) => {
         live.delete(child);
-        this.exit = { code, signal };
+        this.exit = { code: signal === null ? code : null, signal };
+        // QEMU's last words may still be in the pipe when its exit is known.
+        await Promise.race([errDone, delay(1000)]);
         // QEMU's warnings (e.g. "hub 0 is not connected") would hide its error.
         const lines = errText.split("\n").filter((l) => l.trim());
         const errors = lines.filter((l) => !/: warning: /.test(l));
@@ -197,23 +192,26 @@ export class Vm {
     const args = qemuArgs(config);
     installExitHook();
     const startedAt = performance.now();
-    const child = spawn(options.qemu ?? "qemu-system-x86_64", args, {
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    live.add(child);
-    await new Promise<void>((ok, fail) => {
-      child.once("spawn", ok);
-      child.once("error", (err) => {
-        live.delete(child);
-        rmSync(dir, { recursive: true, force: true });
-        fail(new Error(`cannot start qemu-system-x86_64: ${err.message}`));
+    let child: Qemu;
+    try {
+      // QEMU runs in the user's own environment (their TMPDIR and the rest).
+      child = startProcess({
+        argv: [options.qemu ?? "qemu-system-x86_64", ...args],
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+        env: "inherit",
       });
-    });
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`cannot start qemu-system-x86_64: ${(err as Error).message}`);
+    }
+    live.add(child);
     return new Vm(child, config, dir, accel, startedAt, options.onConsole);
   }
 
   get pid(): number {
-    return this.child.pid as number;
+    return this.child.pid;
   }
 
   /** Where a host client reaches the agent (unix:///… for the serial channel). */

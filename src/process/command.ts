@@ -1,0 +1,55 @@
+/**
+ * What a child process is started with, built here once for every process
+ * the agent and netagentctl start (src/process/run-process.ts for one-shot
+ * runs, start-process.ts for long-lived children): the argv, never through
+ * a shell; the network namespace it runs in; the environment it sees.
+ */
+
+/** The command and where it runs; shared by one-shot runs and long-lived children. */
+export interface Command {
+  /** The program and its arguments: executed as given, no shell. */
+  argv: readonly string[];
+  /**
+   * Runs the command inside this network namespace: a path (e.g.
+   * /proc/PID/ns/net) or a name under /run/netns, entered with
+   * `nsenter --net=FILE --`. (iproute2's own `-n NAME` is the caller's
+   * argv: it takes names only, and costs no extra exec.)
+   */
+  netns?: string;
+  /**
+   * "clean" (default): {@link childEnv}, nothing of ours leaks into the
+   * child and its words come in the C locale, which the runners parse.
+   * "inherit": this process's environment (QEMU, the user's own program:
+   * their TMPDIR and the rest as they set them).
+   */
+  env?: "clean" | "inherit";
+}
+
+/** PATH when this process has none (the guest's init may start it without one). */
+export const FALLBACK_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
+
+/**
+ * The environment every child gets: PATH (to find the tools) and LC_ALL=C
+ * (iproute2's and iptables' messages, which the error tables match, in
+ * English; numbers without a locale's separators). Nothing else.
+ */
+export function childEnv(): Record<string, string> {
+  return { PATH: process.env.PATH ?? FALLBACK_PATH, LC_ALL: "C" };
+}
+
+/** The file a namespace given as a name (under /run/netns) or a path stands for. */
+export function netnsFile(netns: string): string {
+  return netns.startsWith("/") ? netns : `/run/netns/${netns}`;
+}
+
+/** The argv that is executed: `command.argv`, inside `nsenter` when a namespace is given. */
+export function commandArgv(command: Pick<Command, "argv" | "netns">): string[] {
+  const { argv, netns } = command;
+  if (argv.length === 0) throw new RangeError("a command needs a program");
+  return netns === undefined ? [...argv] : ["nsenter", `--net=${netnsFile(netns)}`, "--", ...argv];
+}
+
+/** The environment a command's child is given (for "inherit", process.env as it is now). */
+export function spawnEnv(command: Pick<Command, "env">): Record<string, string | undefined> {
+  return command.env === "inherit" ? { ...process.env } : childEnv();
+}
