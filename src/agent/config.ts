@@ -1,9 +1,12 @@
 /**
  * Agent configuration from flags and the kernel command line
- * (`agent.server_addr=`, `agent.log=`); flags win. Pure: the caller passes
- * argv and the text of /proc/cmdline.
+ * (`netagent.listen=`, `netagent.upstream=`, `agent.server_addr=`,
+ * `agent.log=`); flags win. In front mode (an upstream is set) the agent
+ * never takes its address from `agent.server_addr=`: that parameter is the
+ * agent's behind it. Pure: the caller passes argv and the text of /proc/cmdline.
  */
 import * as v from "valibot";
+import { parseUpstream, type UpstreamAddress, upstreamIsListen } from "../front/upstream-address";
 import { type AgentAddress, DEFAULT_ADDRESS, parseAddress } from "../transport/address";
 import { lastCmdlineParam, parseKernelCmdline } from "./kernel-cmdline";
 import {
@@ -18,6 +21,8 @@ import { parseCidList } from "./vsock-peers";
 export interface AgentConfig {
   listen: AgentAddress;
   listenText: string;
+  /** Front mode: where every call the agent does not serve itself goes. */
+  upstream?: UpstreamAddress;
   logLevel: Level;
   /** Most connections served at once; more are closed on accept. */
   maxConnections: number;
@@ -45,7 +50,7 @@ export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
-export const USAGE = `usage: netagent [--listen ADDR] [--log-level LEVEL] [--max-connections N]
+export const USAGE = `usage: netagent [--listen ADDR] [--upstream ADDR] [--log-level LEVEL] [--max-connections N]
                 [--stall-timeout-ms MS] [--idle-timeout-ms MS]
                 [--vsock-allow-cid CID[,CID...]]
                 [--ip-bin PATH] [--ip-session on|off]
@@ -54,6 +59,9 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
 
   --listen ADDR         vsock://CID:PORT (default ${DEFAULT_ADDRESS}, CID -1 = any),
                         unix:///path, serial:///dev/vportNpM or serial://NAME
+  --upstream ADDR       front mode: serve the network methods and netagent.v1,
+                        forward every other call to the agent at ADDR
+                        (unix:///path or vsock://CID:PORT)
   --log-level LEVEL     ${LEVELS.join(", ")} (default info)
   --max-connections N   connections served at once (default ${DEFAULT_MAX_CONNECTIONS})
   --stall-timeout-ms MS close a peer that leaves a frame half-sent or its answers
@@ -69,8 +77,9 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
                         reads (default on); off starts a process for each
   --version, --help
 
-The kernel command line may set agent.server_addr=ADDR and agent.log=LEVEL;
-flags win over it.
+The kernel command line may set netagent.listen=ADDR, netagent.upstream=ADDR,
+agent.server_addr=ADDR (not read in front mode: it is the upstream agent's)
+and agent.log=LEVEL; flags win over it.
 `;
 
 const LevelSchema = v.picklist(LEVELS);
@@ -89,7 +98,11 @@ const MillisSchema = v.pipe(
 );
 
 interface Raw {
+  /** `--listen`, or `agent.server_addr=` (not read in front mode). */
   listen?: string;
+  /** `netagent.listen=`: wins over `agent.server_addr=`, not over `--listen`. */
+  netagentListen?: string;
+  upstream?: string;
   logLevel?: string;
   maxConnections?: string;
   stallTimeoutMs?: string;
@@ -104,16 +117,22 @@ interface Lists {
 }
 
 /**
- * Reads `agent.*` options out of a kernel command line, split by the
- * kernel's own rules (kernel-cmdline.ts): a quoted `x="a agent.log=debug"`
- * is one parameter x, and the last occurrence of a parameter wins.
+ * Reads `netagent.*` and `agent.*` options out of a kernel command line,
+ * split by the kernel's own rules (kernel-cmdline.ts): a quoted
+ * `x="a agent.log=debug"` is one parameter x, and the last occurrence of a
+ * parameter wins.
  */
 export function parseCmdline(cmdline: string): Raw {
   const params = parseKernelCmdline(cmdline);
   const raw: Raw = {};
-  const listen = lastCmdlineParam(params, "agent.server_addr")?.value;
-  const logLevel = lastCmdlineParam(params, "agent.log")?.value;
+  const value = (name: string) => lastCmdlineParam(params, name)?.value;
+  const listen = value("agent.server_addr");
+  const netagentListen = value("netagent.listen");
+  const upstream = value("netagent.upstream");
+  const logLevel = value("agent.log");
   if (listen !== undefined) raw.listen = listen;
+  if (netagentListen !== undefined) raw.netagentListen = netagentListen;
+  if (upstream !== undefined) raw.upstream = upstream;
   if (logLevel !== undefined) raw.logLevel = logLevel;
   return raw;
 }
@@ -131,6 +150,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
     const key = (
       {
         "--listen": "listen",
+        "--upstream": "upstream",
         "--log-level": "logLevel",
         "--max-connections": "maxConnections",
         "--stall-timeout-ms": "stallTimeoutMs",
@@ -150,7 +170,19 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
   }
   const raw = { ...parseCmdline(cmdline), ...fromFlags };
 
-  const listenText = raw.listen ?? DEFAULT_ADDRESS;
+  let upstream: UpstreamAddress | undefined;
+  if (raw.upstream !== undefined) {
+    try {
+      upstream = parseUpstream(raw.upstream);
+    } catch (err) {
+      throw new ConfigError(`--upstream: ${(err as Error).message}`);
+    }
+  }
+  const listenText =
+    fromFlags.listen ??
+    raw.netagentListen ??
+    (upstream === undefined ? raw.listen : undefined) ??
+    DEFAULT_ADDRESS;
   let listen: AgentAddress;
   try {
     listen = parseAddress(listenText);
@@ -159,6 +191,11 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
   }
   if (listen.kind === "hvsock") {
     throw new ConfigError(`--listen: hvsock:// is a host-side address, not one to listen on`);
+  }
+  if (upstream !== undefined && upstreamIsListen(upstream, listen)) {
+    throw new ConfigError(
+      `--upstream: ${upstream.text} is the address netagent listens on (it would call itself)`,
+    );
   }
   const level = v.safeParse(LevelSchema, raw.logLevel ?? "info");
   if (!level.success) {
@@ -218,6 +255,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
     config: {
       listen,
       listenText,
+      ...(upstream === undefined ? {} : { upstream }),
       logLevel: level.output,
       maxConnections: max.output,
       shutdownGraceMs: SHUTDOWN_GRACE_MS,

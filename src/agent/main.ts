@@ -56,16 +56,26 @@ async function listen(address: AgentAddress, text: string, accept: Acceptor): Pr
   }
 }
 
-/** Builds the method table of everything the agent serves. */
-export function buildRegistry(log: Logger, ipBin = "ip", ipSession = true): ServiceRegistry {
+/**
+ * Builds the method table of everything the agent serves. In front mode
+ * grpc.Health is left out: the upstream's answers it (a shim that waits
+ * for SERVING must wait for the agent behind).
+ */
+export function buildRegistry(
+  log: Logger,
+  ipBin = "ip",
+  ipSession = true,
+  front = false,
+): ServiceRegistry {
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue();
   const session = ipSession ? new IpSession(ipBin) : undefined;
   // Started now: a pod's first call should not wait for ip to start.
   session?.warm();
   const ip = new IpRunner(ipBin, undefined, undefined, new Semaphore(MAX_IP_PROCESSES), session);
-  return new ServiceRegistry(AGENT_REGISTRY_OPTIONS)
-    .register(Health, healthService)
+  const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS);
+  if (!front) registry.register(Health, healthService);
+  return registry
     .register(AgentService, {
       ...createNetworkService({ ip, log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS, queue }),
       ...createIptablesService({ iptables: new IptablesRunner(), log, queue }),
@@ -110,8 +120,9 @@ async function main(argv: string[]): Promise<number> {
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
   const server = new AgentServer({
-    registry: buildRegistry(log, config.ipBin, config.ipSession),
+    registry: buildRegistry(log, config.ipBin, config.ipSession, config.upstream !== undefined),
     log,
+    ...(config.upstream ? { front: { upstream: config.upstream } } : {}),
     maxConnections: config.maxConnections,
     stallTimeoutMs: config.stallTimeoutMs,
     ...(config.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.idleTimeoutMs }),
@@ -132,6 +143,7 @@ async function main(argv: string[]): Promise<number> {
   }
   log.info("listening", {
     address: config.listenText,
+    ...(config.upstream ? { upstream: config.upstream.text } : {}),
     version: AGENT_VERSION,
     pid: process.pid,
     ...(config.vsockAllowCids ? { vsockAllowCids: [...config.vsockAllowCids] } : {}),

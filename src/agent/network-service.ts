@@ -20,8 +20,7 @@ import { HOTPLUG_MAX_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
 import { NoChangeMemo } from "./routes-memo";
 import { SerialQueue } from "./serial-queue";
-import { validateInterface, validateNeighbors } from "./validate";
-import { validateRoutes } from "./validate-routes";
+import { validateInterface, validateNeighbors, validateRoutes } from "./validate";
 
 export interface NetworkServiceOptions {
   ip: IpRunner;

@@ -4,11 +4,15 @@
  * way to a new one), a stall timeout (a peer that leaves half a frame
  * unfinished, or leaves its answers unread or reads them too slowly, is
  * closed: peer-watch.ts), and graceful shutdown (stop accepting, let calls
- * in flight finish within a grace period, close).
+ * in flight finish within a grace period, close). In front mode each
+ * connection has its own Forwarder (src/front) for the calls the registry
+ * does not serve; it goes when its connection goes.
  */
+import { type AnswerHook, Forwarder } from "../front/forwarder";
+import type { UpstreamAddress } from "../front/upstream-address";
 import type { ByteChannel, ChannelSink, Listener } from "../transport/channel";
 import { Code, codeName, TtrpcError } from "../ttrpc/codes";
-import { ServerConnection } from "../ttrpc/server-connection";
+import { type CallInfo, ServerConnection } from "../ttrpc/server-connection";
 import type { ServiceRegistry } from "../ttrpc/service";
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -42,10 +46,15 @@ export interface AgentServerOptions {
   idleTimeoutMs?: number;
   /** Calls one connection may run at once. */
   maxCallsPerConnection?: number;
+  /** Front mode: calls the registry does not serve go to this upstream. */
+  front?: { upstream: UpstreamAddress; onAnswer?: AnswerHook };
+  /** Told about every answered call (metrics). */
+  onCall?: (info: CallInfo) => void;
 }
 
 export class AgentServer {
   private readonly connections = new Map<ServerConnection, PeerWatch>();
+  private readonly forwarders = new Map<ServerConnection, Forwarder>();
   /** Connections whose peer is gone while their calls' work goes on. */
   private readonly orphaned = new Set<ServerConnection>();
   private readonly listeners: Listener[] = [];
@@ -76,15 +85,30 @@ export class AgentServer {
     }
     const watch = newWatch(channel, performance.now());
     const logsCalls = log.level === "debug";
-    const conn = new ServerConnection({
+    const { front, onCall } = this.options;
+    const forwarder =
+      front === undefined
+        ? undefined
+        : new Forwarder({
+            upstream: front.upstream,
+            log,
+            caller: channel.peer,
+            callerBacklog: () => channel.bufferedBytes ?? 0,
+            onUpstreamWritable: () => conn.writable(),
+            ...(front.onAnswer ? { onAnswer: front.onAnswer } : {}),
+          });
+    const conn: ServerConnection = new ServerConnection({
       registry,
       write: (frame) => {
         watch.written += frame.length;
         channel.write(frame);
       },
       onBusy: (busy) => channel.setReadPaused?.(busy),
-      canStart: () => (channel.bufferedBytes ?? 0) <= MAX_UNREAD_ANSWER_BYTES,
+      canStart: () =>
+        (channel.bufferedBytes ?? 0) <= MAX_UNREAD_ANSWER_BYTES && (forwarder?.canStart ?? true),
+      ...(forwarder ? { forward: forwarder.forward } : {}),
       onCall: (info) => {
+        onCall?.(info);
         // A line per OK call only at debug: below it, nothing is built for one.
         if (info.code === 0 && !logsCalls) return;
         const fields = { ...info, code: codeName(info.code), peer: channel.peer };
@@ -96,6 +120,7 @@ export class AgentServer {
         : { maxInFlight: this.options.maxCallsPerConnection }),
     });
     this.connections.set(conn, watch);
+    if (forwarder) this.forwarders.set(conn, forwarder);
     this.startSweeper();
     log.debug("connection opened", { peer: channel.peer });
     return {
@@ -103,9 +128,15 @@ export class AgentServer {
         conn.receive(chunk);
         noteReceived(watch, conn, performance.now());
       },
-      writable: () => conn.writable(),
+      writable: () => {
+        conn.writable();
+        forwarder?.callerWritable();
+      },
       closed: () => {
         conn.close();
+        // Closing its upstream connection is what cancels its forwarded calls there.
+        forwarder?.close();
+        this.forwarders.delete(conn);
         this.connections.delete(conn);
         // The peer is gone, its calls' work is not: a change being applied
         // or rolled back still holds shutdown until it has ended.
@@ -173,6 +204,9 @@ export class AgentServer {
       if (w.closing) continue;
       // Backstop for a transport that never says it drained.
       conn.writable();
+      const forwarder = this.forwarders.get(conn);
+      forwarder?.callerWritable();
+      forwarder?.judge(now, this.limits.stallTimeoutMs);
       const reason = judgePeer(w, conn, now, this.limits);
       if (reason === undefined) continue;
       this.options.log.warn("connection closed: peer stalled", {

@@ -10,8 +10,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { InterfaceSchema, type Route, RouteSchema } from "../gen/types_pb";
-import { cidrContains, type Family, maxPrefix, networkText, parseIp } from "../net/address";
-import { SCOPE_LINK } from "../net/vocabulary/routes";
+import { cidrContains, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
 import { addressToProto, protoFamily } from "../wire/kata-map";
 import type { SyncRequests } from "./pod-requests";
 
@@ -195,7 +194,7 @@ function routeRequests(entries: Json[], all: SandboxIface[]): Route[] {
           dest: hostDest,
           device: iface.name,
           source: own?.address ?? "",
-          scope: SCOPE_LINK,
+          scope: 253,
           family,
         }),
       );

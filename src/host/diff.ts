@@ -12,11 +12,10 @@
  */
 import type { Interface, Route as ProtoRoute } from "../gen/types_pb";
 import { IPFamily } from "../gen/types_pb";
-import { type Family, isLinkLocal6, parseIp } from "../net/address";
+import { type Family, parseIp } from "../net/ip";
+import { canonicalDst, isManagedLink, RTNH_F_ONLINK } from "../net/kernel-facts";
 import { impliedKernelRoutes } from "../net/kernel-routes";
-import type { Link, Route } from "../net/model";
-import { flagNames, IFF, isManagedLink } from "../net/vocabulary/links";
-import { canonicalDst, RTNH_F_ONLINK } from "../net/vocabulary/routes";
+import { IFF, type Link, type Route } from "../net/model";
 import { escapeControls } from "./safe-text";
 
 /** "=" same, "~" both sides differ, "<" pod only, ">" guest only. */
@@ -81,7 +80,9 @@ function normRoute(r: ProtoRoute): NormRoute {
 
 /** A guest Interface as a model Link, for working out its kernel routes. */
 function linkOf(i: Interface): Link {
-  const flags = flagNames(i.rawFlags);
+  const flags = Object.entries(IFF)
+    .filter(([, bit]) => (i.rawFlags & bit) !== 0)
+    .map(([name]) => name);
   return {
     index: 0,
     name: i.name,
@@ -105,6 +106,8 @@ function kernelRouteIdentity(r: Route): string {
 function addrSet(i: Interface): string[] {
   return i.IPAddresses.map((a) => `${canonIp(a.address)}/${a.mask}`).sort();
 }
+
+const isLinkLocal6 = (a: string) => /^fe[89ab][0-9a-f]:/i.test(a);
 
 function describeLink(i: Interface): string {
   const noarp = (i.rawFlags & IFF.NOARP) !== 0 ? " noarp" : "";

@@ -16,3 +16,13 @@ export const MAX_CALLS_PER_CONNECTION = 32;
  * decoding (100,000 routes is the largest table the tests apply).
  */
 export const MAX_REPEATED_ENTRIES = 100_000;
+
+/**
+ * Forwarded calls (front mode) one connection may have waiting for the
+ * upstream at once. Larger than the local cap: a Kata shim keeps long
+ * polls open on its one connection (WaitProcess, ReadStdout, ReadStderr
+ * per container process, GetOOMEvent), which hold a call each until
+ * something happens; at 32 a pod of ten containers would leave none for
+ * CreateContainer. Each costs the front a table entry, not its bytes.
+ */
+export const MAX_FORWARDED_CALLS_PER_CONNECTION = 1024;

@@ -9,8 +9,13 @@
 import { CallAbort } from "./call-abort";
 import { Code, TtrpcError } from "./codes";
 import { decodeRequest, type RequestEnvelope } from "./envelope";
+import { type Forward, runForwarded } from "./forward";
 import { type DecodedFrame, encodeFrame, FrameDecoder, FrameType, MAX_DATA_LENGTH } from "./frame";
-import { MAX_CALLS_PER_CONNECTION, MAX_REPEATED_ENTRIES } from "./limits";
+import {
+  MAX_CALLS_PER_CONNECTION,
+  MAX_FORWARDED_CALLS_PER_CONNECTION,
+  MAX_REPEATED_ENTRIES,
+} from "./limits";
 import { clipText } from "./quote";
 import { type CallOutcome, errorText, runCall } from "./run-call";
 import type { ServiceRegistry } from "./service";
@@ -34,6 +39,13 @@ export interface ServerConnectionOptions {
   maxInFlight?: number;
   /** Entries of a repeated field per request (default {@link MAX_REPEATED_ENTRIES}). */
   maxRepeated?: number;
+  /**
+   * Where a call goes whose service or method is not in the registry
+   * (forward.ts); absent, such a call is UNIMPLEMENTED.
+   */
+  forward?: Forward;
+  /** Forwarded calls running at once (default {@link MAX_FORWARDED_CALLS_PER_CONNECTION}). */
+  maxForwarded?: number;
 }
 
 export interface CallInfo {
@@ -59,6 +71,9 @@ interface InFlight {
   done: Promise<void>;
 }
 
+/** A call's outcome, now or later. */
+type Outcome = ReturnType<typeof runCall>;
+
 export class ServerConnection {
   private readonly decoder = new FrameDecoder();
   private readonly inflight = new Map<number, InFlight>();
@@ -74,15 +89,24 @@ export class ServerConnection {
   private frames = 0;
   private readonly maxInFlight: number;
   private readonly maxRepeated: number;
+  private readonly maxForwarded: number;
+  /** Forwarded calls among those in flight. */
+  private forwarding = 0;
 
   constructor(private readonly options: ServerConnectionOptions) {
     this.maxInFlight = options.maxInFlight ?? MAX_CALLS_PER_CONNECTION;
     this.maxRepeated = options.maxRepeated ?? MAX_REPEATED_ENTRIES;
+    this.maxForwarded = options.maxForwarded ?? MAX_FORWARDED_CALLS_PER_CONNECTION;
   }
 
   /** Calls whose work has not ended (answered or not). */
   get activeCalls(): number {
     return this.inflight.size;
+  }
+
+  /** Forwarded calls not yet answered. */
+  get forwardedCalls(): number {
+    return this.forwarding;
   }
 
   /** True while a frame has been started but not completed by the peer. */
@@ -169,11 +193,16 @@ export class ServerConnection {
     });
   }
 
-  /** Starts waiting requests while under the cap, decoding input as needed. */
+  /**
+   * Starts waiting requests while under the caps, decoding input as
+   * needed. Which cap a request counts against is known only once it is
+   * decoded, so the next one waits while either is full.
+   */
   private pump(): void {
     while (
       !this.closed &&
-      this.inflight.size < this.maxInFlight &&
+      this.inflight.size - this.forwarding < this.maxInFlight &&
+      this.forwarding < this.maxForwarded &&
       (this.options.canStart?.() ?? true)
     ) {
       const frame = this.ready.shift();
@@ -256,14 +285,31 @@ export class ServerConnection {
 
     const controller = new CallAbort();
     const started = performance.now();
-    const outcome = runCall(
-      this.options.registry,
-      streamId,
-      request,
-      controller,
-      this.maxRepeated,
-      started,
-    );
+    const { forward, registry } = this.options;
+    if (forward !== undefined && !registry.has(request.service, request.method)) {
+      this.forwarding++;
+      const outcome = runForwarded(forward, streamId, {
+        request,
+        raw: data,
+        started,
+        signal: controller.signal,
+      });
+      this.track(streamId, request, controller, outcome, started, () => this.forwarding--);
+      return;
+    }
+    const outcome = runCall(registry, streamId, request, controller, this.maxRepeated, started);
+    this.track(streamId, request, controller, outcome, started);
+  }
+
+  /** Answers `outcome` now, or keeps the call in flight until it is known and its work ended. */
+  private track(
+    streamId: number,
+    request: RequestEnvelope,
+    controller: CallAbort,
+    outcome: Outcome,
+    started: number,
+    ended?: () => void,
+  ): void {
     // Answered in this turn (the handler did not wait): nothing stays in flight.
     if (!(outcome instanceof Promise)) {
       this.answer(streamId, request, outcome, started);
@@ -279,6 +325,7 @@ export class ServerConnection {
       .catch(() => {})
       .finally(() => {
         this.inflight.delete(streamId);
+        ended?.();
         if (this.turnBudget > 0) this.pump();
         else this.schedulePump();
       });

@@ -101,6 +101,11 @@ export class ServiceRegistry {
     return this;
   }
 
+  /** True when `service`/`method` is in the table (a call the server serves itself). */
+  has(service: string, method: string): boolean {
+    return this.services.get(service)?.has(method) ?? false;
+  }
+
   /**
    * The method, or a TtrpcError with UNIMPLEMENTED worded as Go words it
    * (the name unquoted; a long one cut, since the peer chose its length).

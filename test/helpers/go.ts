@@ -14,7 +14,7 @@ import { type Child, run, start, waitForSocket } from "./process";
 export const GO_DIR = fileURLToPath(new URL("../interop/go", import.meta.url));
 const BIN_DIR = join(GO_DIR, "bin");
 const GOPATH = "/usr/share/gocode";
-const PROGRAMS = ["ttrpc-client", "ttrpc-server"] as const;
+const PROGRAMS = ["ttrpc-client", "ttrpc-server", "ttrpc-upstream"] as const;
 type Program = (typeof PROGRAMS)[number];
 
 function goEnv(): NodeJS.ProcessEnv {
@@ -65,7 +65,11 @@ let built: Record<Program, string> | undefined;
 
 /** Paths of the built Go programs, building them first if needed. */
 export function goPrograms(): Record<Program, string> {
-  built ??= { "ttrpc-client": build("ttrpc-client"), "ttrpc-server": build("ttrpc-server") };
+  built ??= {
+    "ttrpc-client": build("ttrpc-client"),
+    "ttrpc-server": build("ttrpc-server"),
+    "ttrpc-upstream": build("ttrpc-upstream"),
+  };
   return built;
 }
 
@@ -80,6 +84,23 @@ export interface GoStep {
   n?: number;
   c?: number;
   timeoutMs?: number;
+  /** Metadata pairs, sent in this order (a key may repeat). */
+  metadata?: [string, string][];
+  /** Steps run at once on the connection; their results come back as `parts`. */
+  parallel?: GoStep[];
+  /** Close the connection this long after the calls started. */
+  closeAfterMs?: number;
+  /** Send `patternLen` bytes, byte i = (i*31 + patternSeed) mod 251 (helpers/upstream.ts pattern). */
+  patternLen?: number;
+  patternSeed?: number;
+  /** Report each answer's length and SHA-256 instead of its bytes. */
+  hashOnly?: boolean;
+  /** Report the google.rpc.Status of a failed call as received (`status`, hex). */
+  withStatus?: boolean;
+  /** Hold the step until this file exists. */
+  waitFor?: string;
+  /** Create this file once the step is done. */
+  touch?: string;
 }
 
 export interface GoCallResult {
@@ -88,6 +109,11 @@ export interface GoCallResult {
   /** Response payload as hex. */
   payload: string;
   error?: string;
+  /** The google.rpc.Status received (details included), hex, for a non-OK call. */
+  status?: string;
+  /** With hashOnly. */
+  payloadLen?: number;
+  payloadSha256?: string;
 }
 
 export interface GoStepResult {
@@ -95,6 +121,7 @@ export interface GoStepResult {
   codes: Record<string, number>;
   elapsedMs: number;
   callsPerSec: number;
+  parts?: GoStepResult[];
 }
 
 /**
@@ -106,7 +133,13 @@ export async function goClient(
   steps: GoStep[],
   { summary = false, timeoutMs = 60_000 } = {},
 ): Promise<GoStepResult[]> {
-  const plan = steps.map((s) => ({ service: "grpc.Health", method: "Check", ...s }));
+  const withDefaults = (s: GoStep): GoStep => ({
+    service: "grpc.Health",
+    method: "Check",
+    ...s,
+    ...(s.parallel ? { parallel: s.parallel.map(withDefaults) } : {}),
+  });
+  const plan = steps.map(withDefaults);
   const args = ["-socket", socket, "-plan", JSON.stringify(plan)];
   if (summary) args.push("-summary");
   const r = await run(goPrograms()["ttrpc-client"], args, timeoutMs);

@@ -34,6 +34,12 @@ describe("parseCmdline", () => {
     ["quiet -- agent.log=debug", {}],
     // The value may itself contain "=".
     ["agent.server_addr=unix:///a=b", { listen: "unix:///a=b" }],
+    [
+      "netagent.listen=vsock://-1:1024 netagent.upstream=unix:///run/kata-agent.sock",
+      { netagentListen: "vsock://-1:1024", upstream: "unix:///run/kata-agent.sock" },
+    ],
+    // Look-alikes are not ours either.
+    ["netagent.upstreamx=unix:///a xnetagent.listen=unix:///b", {}],
   ])("reads %j", (cmdline, raw) => {
     expect(parseCmdline(cmdline)).toEqual(raw);
   });
@@ -69,6 +75,65 @@ describe("parseArgs", () => {
     [["--listen", "vsock://3:5"], "agent.server_addr=unix:///x", "vsock://3:5"],
   ])("takes the address from flags over the command line: %j %j", (argv, cmdline, text) => {
     expect(run(argv, cmdline).listenText).toBe(text);
+  });
+
+  describe("front mode", () => {
+    const kata = "agent.server_addr=vsock://-1:1025";
+    it.each([
+      // An upstream alone: the shim's address, never agent.server_addr (the agent's behind).
+      [["--upstream", "unix:///run/a.sock"], kata, "vsock://-1:1024", "unix:///run/a.sock"],
+      [[], `${kata} netagent.upstream=vsock://1:1025`, "vsock://-1:1024", "vsock://1:1025"],
+      [
+        [],
+        `netagent.listen=unix:///l ${kata} netagent.upstream=unix:///u`,
+        "unix:///l",
+        "unix:///u",
+      ],
+      // Flags win over the command line, for both.
+      [
+        ["--listen", "unix:///f", "--upstream=unix:///g"],
+        "netagent.listen=unix:///l netagent.upstream=unix:///u",
+        "unix:///f",
+        "unix:///g",
+      ],
+    ])("%j %j listens on %s, forwards to %s", (argv, cmdline, listen, upstream) => {
+      const config = run(argv, cmdline);
+      expect(config.listenText).toBe(listen);
+      expect(config.upstream?.text).toBe(upstream);
+    });
+
+    it("without an upstream netagent.listen= still wins over agent.server_addr=", () => {
+      const config = run([], "agent.server_addr=unix:///k netagent.listen=unix:///n");
+      expect(config.listenText).toBe("unix:///n");
+      expect(config.upstream).toBeUndefined();
+    });
+
+    it("without an upstream nothing changes: agent.server_addr= is the address", () => {
+      expect(run([], kata)).toEqual({
+        listen: { kind: "vsock", cid: VMADDR_CID_ANY, port: 1025 },
+        listenText: "vsock://-1:1025",
+        logLevel: "info",
+        maxConnections: 64,
+        shutdownGraceMs: 5000,
+        ipSession: true,
+      });
+    });
+
+    it.each([
+      [["--upstream", "serial://x"], /--upstream: invalid upstream "serial:\/\/x"/],
+      [["--upstream", "hvsock:///a:1"], /expected unix:\/\/\/path or vsock:\/\/CID:PORT/],
+      [["--upstream", "vsock://-1:1025"], /CID -1 \(any\) cannot be dialled/],
+      [["--upstream", "tcp://1.2.3.4:5"], /--upstream: invalid address "tcp:/],
+      [["--upstream", "vsock://1:1024"], /vsock:\/\/1:1024 is the address netagent listens on/],
+      [
+        ["--listen", "unix:///a", "--upstream", "unix:///a"],
+        /unix:\/\/\/a is the address netagent listens on/,
+      ],
+      [["--upstream"], /--upstream needs a value/],
+    ])("refuses %j", (argv, why) => {
+      expect(() => parseArgs(argv)).toThrow(ConfigError);
+      expect(() => parseArgs(argv)).toThrow(why);
+    });
   });
 
   it.each([

@@ -3,8 +3,7 @@
  * `--cni-result FILE` (a CNI ADD result), exactly one of them.
  */
 import { CniResultError, requestsFromCniResult } from "../cni-result";
-import { resolveNetns } from "../netns-arg";
-import { readPodRequests, type SyncRequests } from "../pod-requests";
+import { readPodRequests, resolveNetns, type SyncRequests } from "../pod-requests";
 import { type PodFullState, readPodFullState } from "../pod-state";
 import { readInput, UsageError } from "./common";
 

@@ -1,0 +1,221 @@
+/**
+ * Front mode's forwarding for one caller connection: every call the agent
+ * does not serve goes to the upstream on this caller's own upstream
+ * connection (made at its first forwarded call, made again after one is
+ * lost), with the request's bytes as they came but for timeout_nano, which
+ * says what is left of the caller's deadline. The upstream's answer comes
+ * back unchanged. ttRPC has no cancel frame: a caller that goes away
+ * cancels its forwarded calls by the front closing their upstream
+ * connection (Go's and Rust's servers then cancel the handlers' contexts).
+ * A single call given up (past its deadline and a grace, or cancelled) is
+ * forgotten: its late answer is dropped.
+ */
+import type { Logger } from "../agent/log";
+import { Code, TtrpcError } from "../ttrpc/codes";
+import type { ForwardedAnswer, ForwardedCall } from "../ttrpc/forward";
+import { peekStatus, withTimeout } from "./forward-envelope";
+import type { UpstreamAddress } from "./upstream-address";
+import { UpstreamLink } from "./upstream-link";
+
+/** Longest wait for the upstream to accept a connection. */
+export const UPSTREAM_CONNECT_TIMEOUT_MS = 5000;
+/**
+ * How long past its deadline a forwarded call waits for the upstream's own
+ * answer (its DEADLINE_EXCEEDED, worded its way) before the front gives up
+ * on it and answers DEADLINE_EXCEEDED itself.
+ */
+export const FORWARD_DEADLINE_GRACE_MS = 1000;
+/**
+ * Bytes written for the upstream and not taken by it above which the
+ * caller's next requests wait (each could add a 4 MiB frame).
+ */
+export const MAX_UNSENT_FORWARD_BYTES = 1 << 20;
+
+/** Changes an OK answer on its way back (GetMetrics gets netagent's metrics appended). */
+export type AnswerHook = (call: ForwardedCall, answer: ForwardedAnswer) => ForwardedAnswer;
+
+export interface ForwarderOptions {
+  upstream: UpstreamAddress;
+  log: Logger;
+  /** Names the caller's connection in logs. */
+  caller: string;
+  /** Answer bytes the caller has not taken yet. */
+  callerBacklog: () => number;
+  /** The upstream took what waited for it: held requests may start. */
+  onUpstreamWritable: () => void;
+  onAnswer?: AnswerHook;
+}
+
+export class Forwarder {
+  private link: UpstreamLink | undefined;
+  private opening: Promise<UpstreamLink> | undefined;
+  private closed = false;
+
+  constructor(private readonly options: ForwarderOptions) {}
+
+  /** False while bytes for the upstream wait past the bound: the caller's requests wait too. */
+  get canStart(): boolean {
+    return (this.link?.backlog ?? 0) <= MAX_UNSENT_FORWARD_BYTES;
+  }
+
+  /** The caller took answers: the upstream's may be read again. */
+  callerWritable(): void {
+    this.link?.callerWritable();
+  }
+
+  /** Closes an upstream link that has stopped taking bytes (see UpstreamLink.judge). */
+  judge(now: number, stallTimeoutMs: number): void {
+    if (this.link?.judge(now, stallTimeoutMs)) {
+      this.options.log.warn("upstream connection closed: upstream stalled", {
+        upstream: this.options.upstream.text,
+        for: this.options.caller,
+        stallTimeoutMs,
+      });
+    }
+  }
+
+  /** The caller is gone: its upstream connection closes, which cancels its calls there. */
+  close(): void {
+    this.closed = true;
+    this.link?.close(new TtrpcError("caller connection closed", Code.CANCELLED));
+    this.link = undefined;
+  }
+
+  /** Forwards one call (the server's Forward hook). */
+  readonly forward = async (call: ForwardedCall): Promise<ForwardedAnswer> => {
+    const { request, signal, started } = call;
+    const upstream = this.options.upstream.text;
+    const deadline =
+      request.timeoutNano === 0n ? undefined : started + Number(request.timeoutNano) / 1e6;
+    const link = await this.connected(signal, deadline);
+    let raw = call.raw;
+    if (deadline !== undefined) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new TtrpcError(
+          `deadline exceeded before the call reached upstream ${upstream}`,
+          Code.DEADLINE_EXCEEDED,
+        );
+      }
+      raw = withTimeout(raw, BigInt(Math.max(1, Math.round(left * 1e6))));
+    }
+    let streamId = 0;
+    const answer = link.calls.call(raw, (id) => {
+      streamId = id;
+    });
+    let response: Uint8Array;
+    try {
+      response = await giveUpOn(
+        answer,
+        signal,
+        deadline,
+        () =>
+          new TtrpcError(
+            `deadline exceeded: upstream ${upstream} did not answer in time`,
+            Code.DEADLINE_EXCEEDED,
+          ),
+      );
+    } catch (err) {
+      // Given up (or the link failed): a late answer is dropped, the entry goes now.
+      link.calls.forget(streamId);
+      throw err;
+    }
+    const out: ForwardedAnswer = { response, ...peekStatus(response) };
+    return out.code === Code.OK && this.options.onAnswer ? this.options.onAnswer(call, out) : out;
+  };
+
+  /** The link, connecting first when there is none; one connect at a time. */
+  private async connected(
+    signal: AbortSignal,
+    deadline: number | undefined,
+  ): Promise<UpstreamLink> {
+    if (this.closed) throw new TtrpcError("caller connection closed", Code.CANCELLED);
+    if (this.link !== undefined && !this.link.closed) return this.link;
+    this.opening ??= UpstreamLink.open(
+      {
+        upstream: this.options.upstream,
+        log: this.options.log,
+        caller: this.options.caller,
+        callerBacklog: this.options.callerBacklog,
+        onWritable: this.options.onUpstreamWritable,
+        onClosed: (l) => {
+          if (this.link === l) this.link = undefined;
+        },
+      },
+      UPSTREAM_CONNECT_TIMEOUT_MS,
+    ).then(
+      (link) => {
+        this.opening = undefined;
+        // The caller left while this connected: nothing is to go through it.
+        if (this.closed) link.close(new TtrpcError("caller connection closed", Code.CANCELLED));
+        else this.link = link;
+        return link;
+      },
+      (err) => {
+        this.opening = undefined;
+        throw err;
+      },
+    );
+    const upstream = this.options.upstream.text;
+    const link = await giveUpOn(
+      this.opening,
+      signal,
+      deadline,
+      () =>
+        new TtrpcError(
+          `deadline exceeded while connecting to upstream ${upstream}`,
+          Code.DEADLINE_EXCEEDED,
+        ),
+    );
+    if (link.closed) throw new TtrpcError("caller connection closed", Code.CANCELLED);
+    return link;
+  }
+}
+
+/**
+ * `work`'s value, unless `signal` aborts first (rejects with its reason) or
+ * `deadline` plus the grace passes (rejects with `expired()`).
+ */
+function giveUpOn<T>(
+  work: Promise<T>,
+  signal: AbortSignal,
+  deadline: number | undefined,
+  expired: () => Error,
+): Promise<T> {
+  if (signal.aborted) return Promise.reject(TtrpcError.from(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = () => {
+      done();
+      reject(TtrpcError.from(signal.reason));
+    };
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (deadline !== undefined) {
+      const wait = deadline + FORWARD_DEADLINE_GRACE_MS - performance.now();
+      // A delay past 2^31-1 ms would fire at once: no timer then.
+      if (wait <= 0x7fff_ffff) {
+        timer = setTimeout(
+          () => {
+            done();
+            reject(expired());
+          },
+          Math.max(0, wait),
+        );
+      }
+    }
+    work.then(
+      (v) => {
+        done();
+        resolve(v);
+      },
+      (e) => {
+        done();
+        reject(e);
+      },
+    );
+  });
+}
