@@ -5,6 +5,7 @@ set -euo pipefail
 DEBIAN_PACKAGES=(
   iproute2 util-linux procps golang-go golang-github-containerd-ttrpc-dev containernetworking-plugins
   qemu-system-x86 linux-image-amd64 busybox-static cpio gzip zstd lz4 iptables erofs-utils
+  linux-libc-dev # the kernel's uapi headers: test/unit/vocabulary.test.ts holds src/net/vocabulary to them
 )
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

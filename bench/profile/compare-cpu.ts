@@ -38,8 +38,16 @@ type Steps = Record<string, Step>;
 async function load(root: string, firstRuns = false): Promise<Steps> {
   const pb = await import(join(ROOT, "node_modules/@bufbuild/protobuf/dist/esm/index.js"));
   const agentPb = await import(join(root, "src/gen/agent_pb.ts"));
-  const { validateRoutes } = await import(join(root, "src/agent/validate.ts"));
-  const { parseRoutes, splitJsonDocuments } = await import(join(root, "src/net/parse-ip-json.ts"));
+  // Where the tree has them: older trees re-exported both from these modules.
+  const first = (...paths: string[]) =>
+    join(root, paths.find((p) => existsSync(join(root, p))) ?? (paths.at(-1) as string));
+  const { validateRoutes } = await import(
+    first("src/agent/validate-routes.ts", "src/agent/validate.ts")
+  );
+  const { parseRoutes } = await import(join(root, "src/net/parse-ip-json.ts"));
+  const { splitJsonDocuments } = await import(
+    first("src/net/json-documents.ts", "src/net/parse-ip-json.ts")
+  );
   const { planRoutes } = await import(join(root, "src/net/plan-routes.ts"));
   const { renderRouteOps } = await import(join(root, "src/net/render-batch.ts"));
   const { routeToProto } = await import(join(root, "src/wire/kata-map.ts"));

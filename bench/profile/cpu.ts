@@ -7,7 +7,7 @@
  *   bun bench/profile/cpu.ts [--n 10000] [--runs 7]
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { validateRoutes } from "../../src/agent/validate";
+import { validateRoutes } from "../../src/agent/validate-routes";
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { parseRoutes } from "../../src/net/parse-ip-json";
 import { planRoutes } from "../../src/net/plan-routes";

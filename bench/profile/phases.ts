@@ -8,7 +8,7 @@
  *   bun bench/profile/phases.ts [--n 10000] [--runs 3]
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { validateRoutes } from "../../src/agent/validate";
+import { validateRoutes } from "../../src/agent/validate-routes";
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { IpRunner } from "../../src/net/ip-runner";
 import { impliedKernelRoutes } from "../../src/net/kernel-routes";

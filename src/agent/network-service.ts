@@ -20,7 +20,8 @@ import { HOTPLUG_MAX_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
 import { NoChangeMemo } from "./routes-memo";
 import { SerialQueue } from "./serial-queue";
-import { validateInterface, validateNeighbors, validateRoutes } from "./validate";
+import { validateInterface, validateNeighbors } from "./validate";
+import { validateRoutes } from "./validate-routes";
 
 export interface NetworkServiceOptions {
   ip: IpRunner;

@@ -13,12 +13,12 @@
 import type { Network } from "../gen/network_pb";
 import type { DesiredState, FullState, Sysctl } from "../net/full-state";
 import { IpBatchError, type IpRunner } from "../net/ip-runner";
-import { isManagedLink } from "../net/kernel-facts";
 import { type ApplyPlan, currentKey, planApply, type SysctlWrite } from "../net/plan-apply";
 import { planLinkPhase } from "../net/plan-link-phase";
 import { planLinksRestore, planStateRestore } from "../net/plan-restore";
 import type { SysctlFs } from "../net/sysctl-fs";
 import { parseSysctlKey } from "../net/sysctl-keys";
+import { isManagedLink } from "../net/vocabulary/links";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { ServiceImpl } from "../ttrpc/service";
 import { stateToWire } from "../wire/state-map";
@@ -73,7 +73,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
     for (const [i, s] of desired.sysctls.entries()) {
       const k = parseSysctlKey(s.key);
       if (typeof k === "string" || k.iface === undefined) continue;
-      if (k.iface === "all" || k.iface === "default" || k.iface === "lo") continue;
+      if (k.iface === "all" || k.iface === "default" || !isManagedLink(k.iface)) continue;
       need(`desired.sysctls[${i}].key`, k.iface);
     }
   }

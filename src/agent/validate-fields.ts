@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { IPFamily } from "../gen/types_pb";
-import { type Family, type ParsedIp, parseIp } from "../net/ip";
+import { type Family, type ParsedIp, parseIp } from "../net/address";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { quote } from "../ttrpc/quote";
 

@@ -18,12 +18,18 @@ import {
   type ParsedIp,
   parseIp,
   parsePrefix,
-} from "../net/ip";
-import { isManagedLink, RTNH_F_ONLINK } from "../net/kernel-facts";
+} from "../net/address";
 import { makeRoute, type Route } from "../net/model";
+import { isManagedLink } from "../net/vocabulary/links";
+import {
+  DEFAULT_PROTOCOL,
+  DEFAULT_ROUTE_TYPE,
+  DEFAULT_V6_METRIC,
+  RTNH_F_KERNEL_SET,
+  RTNH_F_ONLINK,
+  SCOPE_UNIVERSE,
+} from "../net/vocabulary/routes";
 import { invalid, protoFamily, validateMtu, validateName, validIp } from "./validate-fields";
-
-const ROUTE_STATE_FLAGS = 0x1 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80; // dead, offload, linkdown, ... (kernel-set)
 
 /** `routes[i].name`, built only when an error names it. */
 const at = (i: number, name: string) => `routes[${i}].${name}`;
@@ -141,7 +147,7 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
       }
     }
     if (r.scope > 255) throw invalid(at(i, "scope"), r.scope, "is not a scope (0-255)");
-    if (r.flags > 0xff || (r.flags & ~(RTNH_F_ONLINK | ROUTE_STATE_FLAGS)) !== 0) {
+    if (r.flags > 0xff || (r.flags & ~(RTNH_F_ONLINK | RTNH_F_KERNEL_SET)) !== 0) {
       throw invalid(at(i, "flags"), r.flags, "has unsupported bits (only onlink = 4 is applied)");
     }
     if (r.mtu !== 0) validateMtu(at(i, "mtu"), r.mtu);
@@ -155,12 +161,12 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
       gateway,
       r.device,
       prefsrc,
-      v4 ? r.scope : 0,
-      v4 ? 0 : 1024,
+      v4 ? r.scope : SCOPE_UNIVERSE,
+      v4 ? 0 : DEFAULT_V6_METRIC,
       onlink,
       r.mtu,
-      "boot",
-      "unicast",
+      DEFAULT_PROTOCOL,
+      DEFAULT_ROUTE_TYPE,
     );
     // Two links may each hold a route to the same destination (the kernel
     // makes fe80::/64 on every link); on one link a key holds one route.

@@ -8,7 +8,6 @@
  */
 
 import type { ApplyRequest, Route as WireRoute, Rule as WireRule } from "../gen/network_pb";
-import type { DesiredLink, DesiredNeighbor, DesiredState, Sysctl } from "../net/full-state";
 import {
   defaultDst,
   type Family,
@@ -17,15 +16,22 @@ import {
   type ParsedIp,
   parseIp,
   parsePrefix,
-} from "../net/ip";
-import { isManagedLink } from "../net/kernel-facts";
+} from "../net/address";
+import type { DesiredLink, DesiredNeighbor, DesiredState, Sysctl } from "../net/full-state";
 import type { Route } from "../net/model";
 import type { Rule } from "../net/rules";
 import { parseSysctlKey, sysctlValueProblem } from "../net/sysctl-keys";
-import { TABLE_MAIN } from "../net/tables";
+import { isManagedLink } from "../net/vocabulary/links";
+import {
+  DEFAULT_PROTOCOL,
+  DEFAULT_V6_METRIC,
+  isRouteProtocol,
+  SCOPE_UNIVERSE,
+  TABLE_MAIN,
+} from "../net/vocabulary/routes";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { ROUTE_TYPE_NAMES, RULE_ACTION_NAMES } from "../wire/state-map";
-import { invalid, validateMac, validateName } from "./validate";
+import { invalid, validateMac, validateName } from "./validate-fields";
 
 export const LIMITS = {
   interfaces: 256,
@@ -34,31 +40,6 @@ export const LIMITS = {
   neighbors: 10_000,
   sysctls: 4_096,
 } as const;
-
-/** Route protocols iproute2 knows by name without /etc/iproute2 (rtnl_rtprot_tab). */
-const PROTOCOLS = new Set([
-  "redirect",
-  "kernel",
-  "boot",
-  "static",
-  "gated",
-  "ra",
-  "mrt",
-  "zebra",
-  "bird",
-  "dnrouted",
-  "xorp",
-  "ntk",
-  "dhcp",
-  "keepalived",
-  "babel",
-  "openr",
-  "bgp",
-  "isis",
-  "ospf",
-  "rip",
-  "eigrp",
-]);
 
 function ip(field: string, value: string, family?: Family): ParsedIp {
   const p = parseIp(value);
@@ -120,8 +101,8 @@ function route(f: string, r: WireRoute): Route {
   if (type !== "unicast" && gw)
     throw invalid(`${f}.gateway`, r.gateway, `is given for a ${type} route`);
   if (r.scope > 255) throw invalid(`${f}.scope`, r.scope, "is not a scope (0-255)");
-  const protocol = r.protocol === "" ? "boot" : r.protocol;
-  if (!PROTOCOLS.has(protocol) && !/^([1-9]?\d|1\d\d|2[0-4]\d|25[0-5])$/.test(protocol))
+  const protocol = r.protocol === "" ? DEFAULT_PROTOCOL : r.protocol;
+  if (!isRouteProtocol(protocol))
     throw invalid(
       `${f}.protocol`,
       r.protocol,
@@ -135,8 +116,8 @@ function route(f: string, r: WireRoute): Route {
     dev: r.device,
     ...(prefsrc ? { prefsrc } : {}),
     // IPv6 routes have no scope: the kernel keeps universe whatever is asked.
-    scope: fam === 4 ? r.scope : 0,
-    metric: fam === 6 && r.metric === 0 ? 1024 : r.metric,
+    scope: fam === 4 ? r.scope : SCOPE_UNIVERSE,
+    metric: fam === 6 && r.metric === 0 ? DEFAULT_V6_METRIC : r.metric,
     onlink: r.onlink,
     mtu: mtu(`${f}.mtu`, r.mtu),
     protocol,
@@ -187,7 +168,8 @@ export function validateApply(request: ApplyRequest): DesiredState {
     macs.add(mac);
     if (i.name !== "") {
       validateName(`${f}.name`, i.name);
-      if (i.name === "lo") throw invalid(`${f}.name`, i.name, "is reserved for the loopback");
+      if (!isManagedLink(i.name))
+        throw invalid(`${f}.name`, i.name, "is reserved for the loopback");
       if (names.has(i.name)) throw invalid(`${f}.name`, i.name, "is given to two interfaces");
       names.add(i.name);
     }

@@ -4,8 +4,8 @@
  * the value, e.g. `routes[2].gateway: "1.2.3" is not an IP address`.
  */
 import type { ARPNeighbor, Interface } from "../gen/types_pb";
-import { type Family, type ParsedIp, parsePrefix } from "../net/ip";
-import { IFF_NOARP, isManagedLink, NTF_EXT_LEARNED, NTF_ROUTER, NUD } from "../net/kernel-facts";
+import { type Family, type ParsedIp, parsePrefix } from "../net/address";
+import { IFF, isManagedLink, NTF_EXT_LEARNED, NTF_ROUTER, NUD } from "../net/vocabulary/links";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import {
   invalid,
@@ -15,9 +15,6 @@ import {
   validateMtu,
   validateName,
 } from "./validate-fields";
-
-export { invalid, validateMac, validateName } from "./validate-fields";
-export { validateRoutes } from "./validate-routes";
 
 export interface InterfaceSpec {
   mac: string;
@@ -35,7 +32,7 @@ export function validateInterface(iface: Interface | undefined): InterfaceSpec {
   const mac = validateMac("interface.hwAddr", iface.hwAddr);
   if (iface.name !== "") {
     validateName("interface.name", iface.name);
-    if (iface.name === "lo")
+    if (!isManagedLink(iface.name))
       throw invalid("interface.name", iface.name, "is reserved for the loopback");
   }
   if (iface.mtu > 65535n) throw invalid("interface.mtu", iface.mtu.toString(), "is above 65535");
@@ -64,7 +61,7 @@ export function validateInterface(iface: Interface | undefined): InterfaceSpec {
     mac,
     name: iface.name,
     mtu,
-    noarp: (iface.rawFlags & IFF_NOARP) !== 0,
+    noarp: (iface.rawFlags & IFF.NOARP) !== 0,
     addresses,
     devicePath: iface.devicePath,
   };

@@ -3,9 +3,9 @@
  * Exit codes: 0 success, 1 the call failed (status printed), 2 usage error.
  */
 import { codeName, TtrpcError } from "../ttrpc/codes";
-import { commandSummaries, findCommand, runCommand } from "./commands";
+import { commandSummaries, findCommand } from "./commands";
 // One UsageError for the global flags and every command: exit 2, usage pointed at.
-import { UsageError } from "./commands/common";
+import { runCommand, UsageError } from "./commands/common";
 import { createProgress } from "./progress";
 import { escapeControls } from "./safe-text";
 

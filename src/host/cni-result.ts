@@ -10,7 +10,8 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { InterfaceSchema, type Route, RouteSchema } from "../gen/types_pb";
-import { cidrContains, type Family, maxPrefix, networkText, parseIp } from "../net/ip";
+import { cidrContains, type Family, maxPrefix, networkText, parseIp } from "../net/address";
+import { SCOPE_LINK } from "../net/vocabulary/routes";
 import { addressToProto, protoFamily } from "../wire/kata-map";
 import type { SyncRequests } from "./pod-requests";
 
@@ -194,7 +195,7 @@ function routeRequests(entries: Json[], all: SandboxIface[]): Route[] {
           dest: hostDest,
           device: iface.name,
           source: own?.address ?? "",
-          scope: 253,
+          scope: SCOPE_LINK,
           family,
         }),
       );

@@ -12,10 +12,11 @@
  */
 import type { Interface, Route as ProtoRoute } from "../gen/types_pb";
 import { IPFamily } from "../gen/types_pb";
-import { type Family, parseIp } from "../net/ip";
-import { canonicalDst, isManagedLink, RTNH_F_ONLINK } from "../net/kernel-facts";
+import { type Family, isLinkLocal6, parseIp } from "../net/address";
 import { impliedKernelRoutes } from "../net/kernel-routes";
-import { IFF, type Link, type Route } from "../net/model";
+import type { Link, Route } from "../net/model";
+import { flagNames, IFF, isManagedLink } from "../net/vocabulary/links";
+import { canonicalDst, RTNH_F_ONLINK } from "../net/vocabulary/routes";
 import { escapeControls } from "./safe-text";
 
 /** "=" same, "~" both sides differ, "<" pod only, ">" guest only. */
@@ -80,9 +81,7 @@ function normRoute(r: ProtoRoute): NormRoute {
 
 /** A guest Interface as a model Link, for working out its kernel routes. */
 function linkOf(i: Interface): Link {
-  const flags = Object.entries(IFF)
-    .filter(([, bit]) => (i.rawFlags & bit) !== 0)
-    .map(([name]) => name);
+  const flags = flagNames(i.rawFlags);
   return {
     index: 0,
     name: i.name,
@@ -106,8 +105,6 @@ function kernelRouteIdentity(r: Route): string {
 function addrSet(i: Interface): string[] {
   return i.IPAddresses.map((a) => `${canonIp(a.address)}/${a.mask}`).sort();
 }
-
-const isLinkLocal6 = (a: string) => /^fe[89ab][0-9a-f]:/i.test(a);
 
 function describeLink(i: Interface): string {
   const noarp = (i.rawFlags & IFF.NOARP) !== 0 ? " noarp" : "";

@@ -9,7 +9,7 @@ import { type ApplyRequest, ApplyRequestSchema, Network, type State } from "../g
 import type { Sysctl } from "../net/full-state";
 import { DEFAULT_RULES, ruleIdentity } from "../net/rules";
 import { normaliseSysctlValue } from "../net/sysctl-keys";
-import { TABLE_LOCAL, TABLE_MAIN } from "../net/tables";
+import { TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { isStateRoute, stateToWire } from "../wire/state-map";
 import type { AgentClient } from "./client";

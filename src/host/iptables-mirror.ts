@@ -13,8 +13,6 @@ import type { Rules } from "./iptables-pod";
 
 export const FAMILIES: readonly IpFamily[] = [4, 6];
 
-export { type Rules, readPodRules } from "./iptables-pod";
-
 const latin1 = (data: Uint8Array) => Buffer.from(data).toString("latin1");
 
 /** The guest's rules through GetIPTables; undefined when the agent does not implement it. */

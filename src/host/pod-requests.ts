@@ -13,10 +13,10 @@ import {
   InterfaceSchema,
   type Route as ProtoRoute,
 } from "../gen/types_pb";
-import { defaultDst } from "../net/ip";
+import { defaultDst } from "../net/address";
 import { IpRunner } from "../net/ip-runner";
-import { isManagedLink, NTF_ROUTER, NUD } from "../net/kernel-facts";
-import { IFF, type Link, type Neighbor, type NetState, type Route, rawFlags } from "../net/model";
+import type { Link, Neighbor, NetState, Route } from "../net/model";
+import { IFF, isManagedLink, NTF_ROUTER, NUD, rawFlags } from "../net/vocabulary/links";
 import { addressToProto, protoFamily, routeToProto } from "../wire/kata-map";
 
 /** What a sync sends, in the order it is sent. */
@@ -106,8 +106,6 @@ export function requestsFromState(state: NetState): SyncRequests {
     skipped,
   };
 }
-
-export { resolveNetns } from "./netns-arg";
 
 /** Reads the pod namespace `netns` (a resolved name or path) into requests. */
 export async function readPodRequests(netns: string, ipBinary?: string): Promise<SyncRequests> {

@@ -10,8 +10,8 @@
 
 import type { FullState, Sysctl } from "../net/full-state";
 import { IpRunner } from "../net/ip-runner";
-import { isManagedLink } from "../net/kernel-facts";
 import { DERIVED, normaliseSysctlValue, parseSysctlKey } from "../net/sysctl-keys";
+import { isManagedLink, LOOPBACK } from "../net/vocabulary/links";
 
 /** Keys whose default the kernel sizes by the machine's memory: a guest's differ by design. */
 export const MEMORY_SIZED = new Set([
@@ -80,7 +80,7 @@ export function defaultFor(key: string, fresh: ReadonlyMap<string, string>): str
   const k = parseSysctlKey(key);
   if (typeof k === "string") return undefined;
   if (k.iface === undefined || k.iface === "all" || k.iface === "default") return fresh.get(key);
-  const base = k.pattern.includes(".neigh.") ? "lo" : "default";
+  const base = k.pattern.includes(".neigh.") ? LOOPBACK : "default";
   return fresh.get(k.pattern.replace("*", base));
 }
 

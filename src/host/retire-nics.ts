@@ -15,19 +15,17 @@
 import { create } from "@bufbuild/protobuf";
 import { AgentService } from "../gen/agent_pb";
 import { InterfaceSchema } from "../gen/types_pb";
+import { isLinkLocal6 } from "../net/address";
+import { IFF } from "../net/vocabulary/links";
 import type { AgentClient } from "./client";
 import type { SyncRequests } from "./pod-requests";
 import type { RetiredNic } from "./watch-output";
-
-const IFF_NOARP = 0x80;
 
 /** Pure: the MACs synced before (`previous`) that the pod no longer has, lower-cased. */
 export function departedMacs(previous: Iterable<string>, now: SyncRequests): string[] {
   const present = new Set(now.interfaces.map((i) => i.hwAddr.toLowerCase()));
   return [...new Set([...previous].map((m) => m.toLowerCase()))].filter((m) => !present.has(m));
 }
-
-const isLinkLocal = (address: string) => /^fe[89ab][0-9a-f]:/i.test(address);
 
 /**
  * Strips the guest NICs with these MACs of their addresses. One
@@ -49,7 +47,7 @@ export async function retireNics(
       out.push({ hwAddr: mac, name: "", found: false, flushed: [] });
       continue;
     }
-    const flushed = guest.IPAddresses.filter((a) => !isLinkLocal(a.address)).map(
+    const flushed = guest.IPAddresses.filter((a) => !isLinkLocal6(a.address)).map(
       (a) => `${a.address}/${a.mask}`,
     );
     if (flushed.length > 0) {
@@ -62,7 +60,7 @@ export async function retireNics(
             device: "",
             IPAddresses: [],
             mtu: 0n,
-            rawFlags: guest.rawFlags & IFF_NOARP,
+            rawFlags: guest.rawFlags & IFF.NOARP,
           }),
         },
         { timeoutMs },

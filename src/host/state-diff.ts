@@ -9,8 +9,9 @@
  * differs makes the verdict DIFFERENT.
  */
 import type { Interface, Route, Rule, State } from "../gen/network_pb";
+import { isLinkLocal6 } from "../net/address";
 import { normaliseSysctlValue } from "../net/sysctl-keys";
-import { formatTable } from "../net/tables";
+import { formatTable, TABLE_MAIN } from "../net/vocabulary/routes";
 import { ROUTE_TYPE_NAMES, RULE_ACTION_NAMES } from "../wire/state-map";
 import type { Mark, Row } from "./diff";
 import { escapeControls } from "./safe-text";
@@ -54,7 +55,7 @@ export function describeWireRule(r: Rule): string {
   if (r.fwmark || r.fwmask)
     t.push("fwmark", `0x${r.fwmark.toString(16)}/0x${r.fwmask.toString(16)}`);
   const action = RULE_ACTION_NAMES[r.action] ?? String(r.action);
-  if (action === "lookup") t.push("lookup", formatTable(r.table || 254));
+  if (action === "lookup") t.push("lookup", formatTable(r.table || TABLE_MAIN));
   else t.push(action);
   return t.join(" ");
 }
@@ -62,8 +63,6 @@ export function describeWireRule(r: Rule): string {
 function describeLink(i: Interface): string {
   return `${i.name} ${i.mac} mtu ${i.mtu}${i.noarp ? " noarp" : ""}${i.up ? " up" : " down"}`;
 }
-
-const isLinkLocal6 = (a: string) => /^fe[89ab][0-9a-f]:/i.test(a);
 
 /** Rows of two multisets of lines: matched ones "=", the rest "<" or ">". */
 function setRows(pod: readonly string[], guest: readonly string[]): Row[] {
@@ -112,7 +111,7 @@ export function compareStates(
   comparable: (key: string) => boolean,
 ): StateComparison {
   const tables = [...new Set([...pod.routes, ...guest.routes].map((r) => r.table))].sort((a, b) =>
-    a === 254 ? -1 : b === 254 ? 1 : a - b,
+    a === TABLE_MAIN ? -1 : b === TABLE_MAIN ? 1 : a - b,
   );
   const sections: StateComparison["sections"] = [
     { title: "interfaces", rows: interfaceRows(pod.interfaces, guest.interfaces) },

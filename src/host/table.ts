@@ -5,8 +5,8 @@
  */
 import type { Interface, Route } from "../gen/types_pb";
 import { IPFamily } from "../gen/types_pb";
-import { RTNH_F_ONLINK } from "../net/kernel-facts";
-import { IFF } from "../net/model";
+import { IFF } from "../net/vocabulary/links";
+import { RTNH_F_ONLINK } from "../net/vocabulary/routes";
 import { escapeControls } from "./safe-text";
 
 export function renderTable(

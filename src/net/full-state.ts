@@ -3,7 +3,7 @@
  * sees it: links, routes of every table, policy rules, neighbours, sysctls.
  * The desired side is what a validated Apply request says.
  */
-import type { Family } from "./ip";
+import type { Family } from "./address";
 import type { Link, Neighbor, Route } from "./model";
 import type { Rule } from "./rules";
 

@@ -11,14 +11,9 @@ import type { FullState } from "./full-state";
 import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
 import { dropOutput, outputPath, takeOutput } from "./ip-output";
 import type { IpSession, RunResult } from "./ip-session";
+import { splitJsonDocuments } from "./json-documents";
 import type { Link, NetState, Route } from "./model";
-import {
-  parseAllTableRoutes,
-  parseLinks,
-  parseNeighbors,
-  parseRoutes,
-  splitJsonDocuments,
-} from "./parse-ip-json";
+import { parseAllTableRoutes, parseLinks, parseNeighbors, parseRoutes } from "./parse-ip-json";
 import { parseRules } from "./rules";
 import type { Semaphore } from "./semaphore";
 

@@ -17,11 +17,10 @@
  * happened before: a kernel route that a request once superseded comes back
  * when no request does; and diff does not count them as differences.
  */
-import { networkText, parseIp } from "./ip";
-import { type Address, type Link, type Route, SCOPE_LINK } from "./model";
-
-/** IPv6 prefix routes' metric when the address sets none (IP6_RT_PRIO_ADDRCONF). */
-export const KERNEL_V6_METRIC = 256;
+import { networkText, parseIp } from "./address";
+import type { Address, Link, Route } from "./model";
+import { isManagedLink } from "./vocabulary/links";
+import { KERNEL_V6_METRIC, SCOPE_LINK, SCOPE_UNIVERSE } from "./vocabulary/routes";
 
 function network(address: string, prefix: number): string | undefined {
   const parsed = parseIp(address);
@@ -47,7 +46,7 @@ function kernelRoute(family: 4 | 6, dst: string, dev: string, a: Address): Route
         family: 6,
         dst,
         dev,
-        scope: 0,
+        scope: SCOPE_UNIVERSE,
         metric: a.metric || KERNEL_V6_METRIC,
         onlink: false,
         mtu: 0,
@@ -76,7 +75,7 @@ export function impliedKernelRoutes(
 ): Route[] {
   const out = new Map<string, Route>();
   for (const link of links) {
-    if (link.name === "lo" || !link.flags.includes("UP")) continue;
+    if (!isManagedLink(link.name) || !link.flags.includes("UP")) continue;
     for (const a of link.addresses) {
       for (const dst of destinations(a)) {
         const route = kernelRoute(a.family, dst, link.name, a);

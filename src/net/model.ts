@@ -2,13 +2,7 @@
  * The agent's own vocabulary for the guest network. Protobuf types stop at
  * the proto mapping and iproute2's JSON at the parser; the middle speaks this.
  */
-import type { Family } from "./ip";
-
-export type { Family };
-
-export const SCOPE_UNIVERSE = 0;
-export const SCOPE_LINK = 253;
-export const SCOPE_HOST = 254;
+import type { Family } from "./address";
 
 /** A route; of the main table unless `table` says otherwise. */
 export interface Route {
@@ -128,33 +122,4 @@ export function describeRoute(r: Route): string {
   if (r.prefsrc) parts.push("src", r.prefsrc);
   if (r.metric) parts.push("metric", String(r.metric));
   return parts.filter(Boolean).join(" ");
-}
-
-export const IFF = {
-  UP: 0x1,
-  BROADCAST: 0x2,
-  DEBUG: 0x4,
-  LOOPBACK: 0x8,
-  POINTOPOINT: 0x10,
-  NOTRAILERS: 0x20,
-  RUNNING: 0x40,
-  NOARP: 0x80,
-  PROMISC: 0x100,
-  ALLMULTI: 0x200,
-  MASTER: 0x400,
-  SLAVE: 0x800,
-  MULTICAST: 0x1000,
-  PORTSEL: 0x2000,
-  AUTOMEDIA: 0x4000,
-  DYNAMIC: 0x8000,
-  LOWER_UP: 0x10000,
-  DORMANT: 0x20000,
-  ECHO: 0x40000,
-} as const;
-
-/** IFF_* names to the raw flag word. */
-export function rawFlags(flags: readonly string[]): number {
-  let raw = 0;
-  for (const f of flags) raw |= IFF[f as keyof typeof IFF] ?? 0;
-  return raw >>> 0;
 }

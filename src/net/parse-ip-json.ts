@@ -3,23 +3,18 @@
  * shapes stop here. Unknown or malformed entries are skipped, never thrown
  * on, except where the document itself is not JSON.
  */
-import { type Family, familyOf } from "./ip";
-import { canonicalDst } from "./kernel-facts";
+import { type Family, familyOf } from "./address";
 import { type Address, type Link, makeRoute, type Neighbor, type Route } from "./model";
-import { parseTable } from "./tables";
-
-export { splitJsonDocuments } from "./json-documents";
+import { LOOPBACK } from "./vocabulary/links";
+import {
+  canonicalDst,
+  DEFAULT_PROTOCOL,
+  DEFAULT_ROUTE_TYPE,
+  parseScope,
+  parseTable,
+} from "./vocabulary/routes";
 
 type Json = Record<string, unknown>;
-
-const SCOPES: Record<string, number> = {
-  global: 0,
-  universe: 0,
-  site: 200,
-  link: 253,
-  host: 254,
-  nowhere: 255,
-};
 
 function asArray(doc: unknown): Json[] {
   return Array.isArray(doc) ? (doc.filter((x) => x && typeof x === "object") as Json[]) : [];
@@ -75,12 +70,6 @@ export function parseLinks(doc: unknown): Link[] {
   return links;
 }
 
-function parseScope(v: unknown): number {
-  if (typeof v === "number") return v;
-  if (typeof v === "string") return SCOPES[v] ?? (/^\d+$/.test(v) ? Number(v) : 0);
-  return 0;
-}
-
 /** iproute2's dst ("default", "10.0.0.1", "10.0.0.0/24") as a canonical CIDR. */
 function parseDst(dst: string, family: Family): string | undefined {
   // The family is inferred; a destination of the other one keeps its own.
@@ -114,7 +103,7 @@ export function parseAllTableRoutes(doc: unknown): Route[] {
     out.push({
       ...r,
       table,
-      dev: r.type !== "unicast" && r.dev === "lo" && r.family === 6 ? "" : r.dev,
+      dev: r.type !== DEFAULT_ROUTE_TYPE && r.dev === LOOPBACK && r.family === 6 ? "" : r.dev,
     });
   });
   return out;
@@ -147,8 +136,8 @@ function parseRouteList(
       typeof r.metric === "number" ? r.metric : 0,
       flags.includes("onlink"),
       typeof metrics?.mtu === "number" ? metrics.mtu : 0,
-      r.protocol === undefined ? "boot" : String(r.protocol),
-      str(r.type) ?? "unicast",
+      r.protocol === undefined ? DEFAULT_PROTOCOL : String(r.protocol),
+      str(r.type) ?? DEFAULT_ROUTE_TYPE,
     );
     each(route, str(r.table));
   }

@@ -9,7 +9,6 @@
  */
 
 import type { DesiredState, FullState, Sysctl } from "./full-state";
-import { isManagedLink } from "./kernel-facts";
 import { impliedKernelRoutes } from "./kernel-routes";
 import { type LinkPhase, planLinkPhase, predictRoutes } from "./plan-link-phase";
 import type { RouteOp } from "./plan-routes";
@@ -17,6 +16,7 @@ import { planTables } from "./plan-tables";
 import { batchLine, renderRouteOps } from "./render-batch";
 import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps } from "./rules";
 import { normaliseSysctlValue, parseSysctlKey, sysctlKeyFor } from "./sysctl-keys";
+import { isManagedLink } from "./vocabulary/links";
 
 export interface SysctlWrite extends Sysctl {
   /** The key naming the link by its current name: where the old value is read and restored. */

@@ -19,7 +19,7 @@ import type { DesiredLink } from "./full-state";
 import { impliedKernelRoutes } from "./kernel-routes";
 import type { Address, Link, Route } from "./model";
 import { planLink } from "./plan-link";
-import { TABLE_MAIN } from "./tables";
+import { TABLE_MAIN } from "./vocabulary/routes";
 
 export interface LinkPhase {
   lines: string[];

@@ -6,7 +6,7 @@
  * two swap names through a temporary one, as the Kata agent does for
  * multi-network pods (#6842, #9900), and the other link's up state is kept.
  */
-import { type Family, networkText, parseIp } from "./ip";
+import { type Family, isLinkLocal6, networkText, parseIp } from "./address";
 import type { Address, Link } from "./model";
 import { batchLine } from "./render-batch";
 
@@ -139,7 +139,7 @@ function planAddresses(
       // carrier, and a restore cannot tell whether keep_addr_on_down kept an
       // address on a link it took down: `replace` cannot fail with "address
       // already assigned".
-      const linkLocal = a.family === 6 && /^fe[89ab][0-9a-f]:/i.test(a.address);
+      const linkLocal = a.family === 6 && isLinkLocal6(a.address);
       const verb = linkLocal || (a.family === 6 && target.exactAddresses) ? "replace" : "add";
       const t = ["addr", verb, cidrOf(a), "dev", name];
       if (a.family === 6) t.push("nodad");

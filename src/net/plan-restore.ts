@@ -11,13 +11,13 @@
  */
 
 import type { FullState } from "./full-state";
-import { isManagedLink } from "./kernel-facts";
 import type { Link, Route } from "./model";
 import { planLink, swapName } from "./plan-link";
 import { planTables, tableOf } from "./plan-tables";
 import { batchLine, renderRouteOps } from "./render-batch";
 import { IPV6_BATCH, planRules, renderRuleOps } from "./rules";
-import { TABLE_LOCAL } from "./tables";
+import { isManagedLink } from "./vocabulary/links";
+import { TABLE_LOCAL } from "./vocabulary/routes";
 
 /** Lines that give every link of `before` still present its old name, MTU, flags and addresses. */
 export function planLinksRestore(before: readonly Link[], now: readonly Link[]): string[] {

@@ -29,6 +29,7 @@
 import type { Route } from "./model";
 import { hitByDeletes } from "./route-deletes";
 import { IdentityIndex, KeyMap } from "./route-index";
+import { isManagedLink } from "./vocabulary/links";
 
 export type RouteOp =
   /** `overwrites`: the current route the kernel will overwrite (same key), if any. */
@@ -67,7 +68,7 @@ export interface PlanOptions {
  * desired table of the links, says nothing of them.
  */
 export function isManaged(r: Route, keepLinkless = false): boolean {
-  return r.dev !== "lo" && !(keepLinkless && r.dev === "");
+  return isManagedLink(r.dev) && !(keepLinkless && r.dev === "");
 }
 
 const dstDev = (r: Route) => `${r.family} ${r.dst} ${r.dev}`;

@@ -16,7 +16,7 @@
  */
 import type { Route } from "./model";
 import { planRoutes, type RouteOp } from "./plan-routes";
-import { TABLE_LOCAL, TABLE_MAIN } from "./tables";
+import { TABLE_LOCAL, TABLE_MAIN } from "./vocabulary/routes";
 
 export interface TablePlanOptions {
   /** The desired routes are every table's complete content (local's kernel routes aside). */

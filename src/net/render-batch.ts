@@ -7,7 +7,7 @@
 
 import type { Route } from "./model";
 import type { RouteOp } from "./plan-routes";
-import { formatTable } from "./tables";
+import { DEFAULT_PROTOCOL, DEFAULT_ROUTE_TYPE, formatTable, TABLE_MAIN } from "./vocabulary/routes";
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/@+=-]+$/;
 
@@ -37,19 +37,19 @@ export function batchLine(tokens: readonly (string | number)[]): string {
  * per call.
  */
 function routeText(r: Route): string {
-  let t = r.type !== "unicast" ? `${token(r.type)} ${token(r.dst)}` : token(r.dst);
+  let t = r.type !== DEFAULT_ROUTE_TYPE ? `${token(r.type)} ${token(r.dst)}` : token(r.dst);
   if (r.gateway) t += ` via ${token(r.gateway)}`;
   if (r.dev) t += ` dev ${token(r.dev)}`;
   if (r.prefsrc) t += ` src ${token(r.prefsrc)}`;
   return t;
 }
 
-const table = (r: Route) => token(r.table === undefined ? "main" : formatTable(r.table));
+const table = (r: Route) => token(formatTable(r.table ?? TABLE_MAIN));
 
 /** `route replace ...` (or `append`) with every attribute of the route. */
 export function renderRouteReplace(r: Route, verb: "replace" | "append" = "replace"): string {
   let t = `route ${token(verb)} ${routeText(r)} scope ${token(r.scope)} metric ${token(r.metric)}`;
-  if (r.protocol !== "boot") t += ` proto ${token(r.protocol)}`;
+  if (r.protocol !== DEFAULT_PROTOCOL) t += ` proto ${token(r.protocol)}`;
   if (r.onlink) t += " onlink";
   if (r.mtu) t += ` mtu ${token(r.mtu)}`;
   return `${t} table ${table(r)}`;

@@ -11,9 +11,15 @@
  * batch cannot switch per line: an IPv6 rule without prefixes is rendered
  * for a separate `ip -6 -batch` (its line starts with {@link IPV6_BATCH}).
  */
-import { defaultDst, type Family, familyOf, maxPrefix, networkText, parseIp } from "./ip";
+import { type Family, familyOf, maxPrefix, networkText, parseIp } from "./address";
 import { batchLine } from "./render-batch";
-import { formatTable, parseTable, TABLE_DEFAULT, TABLE_LOCAL, TABLE_MAIN } from "./tables";
+import {
+  formatTable,
+  parseTable,
+  TABLE_DEFAULT,
+  TABLE_LOCAL,
+  TABLE_MAIN,
+} from "./vocabulary/routes";
 
 export type RuleAction = "lookup" | "blackhole" | "unreachable" | "prohibit";
 
@@ -192,5 +198,3 @@ export function ruleFamily(declared: Family, src?: string, dst?: string): Family
   const probe = src ?? dst;
   return probe ? familyOf(probe) : declared;
 }
-
-export { defaultDst };

@@ -11,8 +11,9 @@ import {
   type Route as ProtoRoute,
   RouteSchema,
 } from "../gen/types_pb";
-import { RTNH_F_ONLINK } from "../net/kernel-facts";
-import { type Link, type Route, rawFlags } from "../net/model";
+import type { Link, Route } from "../net/model";
+import { rawFlags } from "../net/vocabulary/links";
+import { RTNH_F_ONLINK } from "../net/vocabulary/routes";
 
 /** The model's family as the protocol's enum. */
 export function protoFamily(family: 4 | 6): IPFamily {

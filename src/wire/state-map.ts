@@ -20,10 +20,10 @@ import {
   StateSchema,
 } from "../gen/network_pb";
 import type { Sysctl } from "../net/full-state";
-import { isManagedLink } from "../net/kernel-facts";
 import type { Link, Neighbor, Route } from "../net/model";
 import type { Rule } from "../net/rules";
-import { TABLE_LOCAL, TABLE_MAIN } from "../net/tables";
+import { isManagedLink } from "../net/vocabulary/links";
+import { TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
 
 export const ROUTE_TYPES: Record<string, RouteType> = {
   unicast: RouteType.UNICAST,

@@ -24,10 +24,11 @@
  *   counts (the PTP subnet route reaches its gateway through the kernel's).
  *   Strict: IPv6 link-local gateways need their fe80::/64 like any other.
  */
-import { cidrContains } from "../../src/net/ip";
-import { type Route, routeIdentity, routeKey, SCOPE_LINK } from "../../src/net/model";
+import { cidrContains } from "../../src/net/address";
+import { type Route, routeIdentity, routeKey } from "../../src/net/model";
 import type { RouteOp } from "../../src/net/plan-routes";
 import { renderRouteDelete } from "../../src/net/render-batch";
+import { SCOPE_LINK } from "../../src/net/vocabulary/routes";
 
 export class SimError extends Error {
   override readonly name = "SimError";

@@ -20,12 +20,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { outputDir } from "../../src/net/ip-output";
 import { DEFAULT_IP_LIMITS, IpBatchError, IpRunner } from "../../src/net/ip-runner";
-import {
-  parseLinks,
-  parseNeighbors,
-  parseRoutes,
-  splitJsonDocuments,
-} from "../../src/net/parse-ip-json";
+import { splitJsonDocuments } from "../../src/net/json-documents";
+import { parseLinks, parseNeighbors, parseRoutes } from "../../src/net/parse-ip-json";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { pidAlive } from "../helpers/process";
 

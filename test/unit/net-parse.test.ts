@@ -7,14 +7,10 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { splitJsonDocuments } from "../../src/net/json-documents";
 import { impliedKernelRoutes } from "../../src/net/kernel-routes";
 import { type Route, routeIdentity } from "../../src/net/model";
-import {
-  parseLinks,
-  parseNeighbors,
-  parseRoutes,
-  splitJsonDocuments,
-} from "../../src/net/parse-ip-json";
+import { parseLinks, parseNeighbors, parseRoutes } from "../../src/net/parse-ip-json";
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../fixtures/ip/${name}`, import.meta.url), "utf8");

@@ -6,8 +6,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { impliedKernelRoutes } from "../../src/net/kernel-routes";
-import { type Link, type Route, routeIdentity, routeKey, SCOPE_LINK } from "../../src/net/model";
+import { type Link, type Route, routeIdentity, routeKey } from "../../src/net/model";
 import { planRoutes, type RouteOp } from "../../src/net/plan-routes";
+import { SCOPE_LINK } from "../../src/net/vocabulary/routes";
 import { contains, RouteSim } from "../support/route-sim";
 import { planRoutes as planRoutesV1 } from "./oracle/plan-routes-v1";
 

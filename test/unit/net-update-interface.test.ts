@@ -12,7 +12,7 @@ import { createLogger } from "../../src/agent/log";
 import { createNetworkService } from "../../src/agent/network-service";
 import { UpdateInterfaceRequestSchema } from "../../src/gen/agent_pb";
 import type { InterfaceSchema } from "../../src/gen/types_pb";
-import { networkText, parseIp } from "../../src/net/ip";
+import { networkText, parseIp } from "../../src/net/address";
 import { classifyIpError, ipErrorText } from "../../src/net/ip-errors";
 import { IpBatchError, type IpRunner } from "../../src/net/ip-runner";
 import type { Address, Link, NetState } from "../../src/net/model";

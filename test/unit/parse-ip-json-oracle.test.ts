@@ -7,8 +7,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalDst } from "../../src/net/kernel-facts";
-import { parseAllTableRoutes, parseRoutes, splitJsonDocuments } from "../../src/net/parse-ip-json";
+import { splitJsonDocuments } from "../../src/net/json-documents";
+import { parseAllTableRoutes, parseRoutes } from "../../src/net/parse-ip-json";
+import { canonicalDst } from "../../src/net/vocabulary/routes";
 import * as v1 from "./oracle/parse-ip-json-v1";
 
 function outcome(f: () => unknown): unknown {

@@ -4,12 +4,8 @@ import { stateToWire } from "../../wire/state-map";
 import type { AgentClient } from "../client";
 import { type Comparison, compareNetworks, type Row, renderComparison } from "../diff";
 import { notMirrored, probeNetwork } from "../drive-state";
-import {
-  compareRules,
-  type RulesComparison,
-  readGuestRules,
-  readPodRules,
-} from "../iptables-mirror";
+import { compareRules, type RulesComparison, readGuestRules } from "../iptables-mirror";
+import { readPodRules } from "../iptables-pod";
 import { addRulesSection, withRules } from "../iptables-report";
 import type { SyncRequests } from "../pod-requests";
 import { comparable, defaultFor, readFreshDefaults } from "../pod-state";

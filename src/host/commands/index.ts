@@ -8,8 +8,6 @@ import { plan } from "./plan";
 import { sync } from "./sync";
 import { addNeighbors, updateInterface, updateRoutes } from "./update";
 
-export { type CommandContext, runCommand } from "./common";
-
 export const COMMANDS: readonly Command[] = [
   check,
   version,

@@ -3,7 +3,8 @@
  * `--cni-result FILE` (a CNI ADD result), exactly one of them.
  */
 import { CniResultError, requestsFromCniResult } from "../cni-result";
-import { readPodRequests, resolveNetns, type SyncRequests } from "../pod-requests";
+import { resolveNetns } from "../netns-arg";
+import { readPodRequests, type SyncRequests } from "../pod-requests";
 import { type PodFullState, readPodFullState } from "../pod-state";
 import { readInput, UsageError } from "./common";
 

@@ -1,7 +1,7 @@
 /**
  * The parser of `ip -json` output as it was before the line splitter and
  * the allocation-free route list (commit ac181c7: src/net/parse-ip-json.ts,
- * with canonicalDst of src/net/kernel-facts.ts): the oracle the faster
+ * with canonicalDst of src/net/vocabulary/routes.ts): the oracle the faster
  * parser is held to (parse-ip-json-oracle.test.ts). Not used by the agent.
  */
 import {
@@ -11,9 +11,9 @@ import {
   maxPrefix,
   networkText,
   parseIp,
-} from "../../../src/net/ip";
+} from "../../../src/net/address";
 import type { Address, Link, Neighbor, Route } from "../../../src/net/model";
-import { parseTable } from "../../../src/net/tables";
+import { parseTable } from "../../../src/net/vocabulary/routes";
 
 type Json = Record<string, unknown>;
 

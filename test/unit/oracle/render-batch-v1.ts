@@ -5,7 +5,7 @@
  */
 import type { Route } from "../../../src/net/model";
 import type { RouteOp } from "../../../src/net/plan-routes";
-import { formatTable } from "../../../src/net/tables";
+import { formatTable } from "../../../src/net/vocabulary/routes";
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/@+=-]+$/;
 

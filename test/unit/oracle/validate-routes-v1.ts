@@ -12,9 +12,10 @@ import {
   validateName,
 } from "../../../src/agent/validate-fields";
 import type { Route as ProtoRoute } from "../../../src/gen/types_pb";
-import { defaultDst, maxPrefix, networkText, parsePrefix } from "../../../src/net/ip";
-import { isManagedLink, RTNH_F_ONLINK } from "../../../src/net/kernel-facts";
+import { defaultDst, maxPrefix, networkText, parsePrefix } from "../../../src/net/address";
 import { type Route, routeKey } from "../../../src/net/model";
+import { isManagedLink } from "../../../src/net/vocabulary/links";
+import { RTNH_F_ONLINK } from "../../../src/net/vocabulary/routes";
 
 const ROUTE_STATE_FLAGS = 0x1 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80;
 

@@ -162,6 +162,11 @@ export function cidrContains(cidr: string, ip: string): boolean {
   }
 }
 
+/** Whether `text` is an IPv6 link-local address (fe80::/10), as the kernel scopes them. */
+export function isLinkLocal6(text: string): boolean {
+  return /^fe[89ab][0-9a-f]:/i.test(text);
+}
+
 export function familyOf(text: string): Family {
   return text.includes(":") ? 6 : 4;
 }

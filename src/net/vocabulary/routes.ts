@@ -1,0 +1,164 @@
+/**
+ * The kernel's words for routes, written once: next-hop flag bits, scopes,
+ * table ids, the protocols iproute2 knows by name, the defaults a route
+ * takes when a field is left out, and how a destination is written
+ * canonically. The model speaks iproute2's names ("link", "main",
+ * "kernel"); the numbers behind them live here.
+ */
+import {
+  defaultDst,
+  type Family,
+  ipv4NetworkPrefix,
+  isDigits3,
+  isNetwork4,
+  maxPrefix,
+  networkText,
+  parseIp,
+} from "../address";
+
+/** Next-hop flags (rtnh_flags, RTNH_F_* in linux/rtnetlink.h). */
+export const RTNH_F = {
+  DEAD: 0x1,
+  PERVASIVE: 0x2,
+  /** The gateway is on the link, no route to it is needed (`onlink`). */
+  ONLINK: 0x4,
+  OFFLOAD: 0x8,
+  LINKDOWN: 0x10,
+  UNRESOLVED: 0x20,
+  TRAP: 0x40,
+} as const;
+
+export const RTNH_F_ONLINK = RTNH_F.ONLINK;
+
+/**
+ * The flags the kernel sets on a route it reports: a request may carry
+ * them (a route list read back elsewhere), they ask for nothing. Bit 7 has
+ * no name in linux/rtnetlink.h; it has been taken (and ignored) since the
+ * first version, and still is.
+ */
+export const RTNH_F_KERNEL_SET =
+  RTNH_F.DEAD | RTNH_F.OFFLOAD | RTNH_F.LINKDOWN | RTNH_F.UNRESOLVED | RTNH_F.TRAP | 0x80;
+
+/** Route scopes (rtm_scope, RT_SCOPE_*). */
+export const SCOPE_UNIVERSE = 0;
+export const SCOPE_SITE = 200;
+export const SCOPE_LINK = 253;
+export const SCOPE_HOST = 254;
+export const SCOPE_NOWHERE = 255;
+
+/** Scope names as iproute2 prints them (rtnl_rtscope_tab); 0 is "global". */
+const SCOPE_NAMES: Record<number, string> = {
+  [SCOPE_UNIVERSE]: "global",
+  [SCOPE_SITE]: "site",
+  [SCOPE_LINK]: "link",
+  [SCOPE_HOST]: "host",
+  [SCOPE_NOWHERE]: "nowhere",
+};
+
+const SCOPE_IDS: Record<string, number> = {
+  universe: SCOPE_UNIVERSE,
+  ...Object.fromEntries(Object.entries(SCOPE_NAMES).map(([id, name]) => [name, Number(id)])),
+};
+
+/** A scope by its iproute2 name, else the number as text. */
+export function scopeName(scope: number): string {
+  return SCOPE_NAMES[scope] ?? String(scope);
+}
+
+/** A scope as `ip -json` gives it (a name, a number, or a number as text) to its id; 0 when unknown. */
+export function parseScope(v: unknown): number {
+  if (typeof v === "number") return v;
+  if (typeof v === "string") return SCOPE_IDS[v] ?? (/^\d+$/.test(v) ? Number(v) : 0);
+  return 0;
+}
+
+/** Routing table ids (RT_TABLE_*); a guest has no rt_tables names of its own. */
+export const TABLE_DEFAULT = 253;
+export const TABLE_MAIN = 254;
+export const TABLE_LOCAL = 255;
+
+const TABLE_IDS: Record<string, number> = {
+  default: TABLE_DEFAULT,
+  main: TABLE_MAIN,
+  local: TABLE_LOCAL,
+};
+
+/** A table as `ip -json` prints it ("main", "100") to its id; undefined for names we cannot map. */
+export function parseTable(text: string): number | undefined {
+  if (text in TABLE_IDS) return TABLE_IDS[text];
+  if (!/^\d{1,10}$/.test(text)) return undefined;
+  const n = Number(text);
+  return n >= 1 && n <= 0xffffffff ? n : undefined;
+}
+
+/** A table id as iproute2 names it: the three kernel names, else the number. */
+export function formatTable(id: number): string {
+  if (id === TABLE_MAIN) return "main";
+  if (id === TABLE_LOCAL) return "local";
+  if (id === TABLE_DEFAULT) return "default";
+  return String(id);
+}
+
+/** The route type when none is given (RTN_UNICAST). */
+export const DEFAULT_ROUTE_TYPE = "unicast";
+
+/** The protocol of a route added without one (`ip route` uses RTPROT_BOOT). */
+export const DEFAULT_PROTOCOL = "boot";
+
+/** Route protocols iproute2 knows by name without /etc/iproute2 (rtnl_rtprot_tab). */
+const PROTOCOLS = new Set([
+  "redirect",
+  "kernel",
+  "boot",
+  "static",
+  "gated",
+  "ra",
+  "mrt",
+  "zebra",
+  "bird",
+  "dnrouted",
+  "xorp",
+  "ntk",
+  "dhcp",
+  "keepalived",
+  "babel",
+  "openr",
+  "bgp",
+  "isis",
+  "ospf",
+  "rip",
+  "eigrp",
+]);
+
+/** Whether `text` names a route protocol iproute2 takes: a name it knows, or 0-255. */
+export function isRouteProtocol(text: string): boolean {
+  return PROTOCOLS.has(text) || /^([1-9]?\d|1\d\d|2[0-4]\d|25[0-5])$/.test(text);
+}
+
+/** An IPv6 route's metric when none is given (IP6_RT_PRIO_USER); IPv4's is 0. */
+export const DEFAULT_V6_METRIC = 1024;
+
+/** IPv6 prefix routes' metric when the address sets none (IP6_RT_PRIO_ADDRCONF). */
+export const KERNEL_V6_METRIC = 256;
+
+/**
+ * A destination as a canonical CIDR: "" and "default" are the family's
+ * default, a bare address is a host route, host bits are cleared.
+ * Undefined when it is not an address or prefix of that family.
+ */
+export function canonicalDst(dest: string, family: Family): string | undefined {
+  if (dest === "" || dest === "default") return defaultDst(family);
+  // The common case, a canonical IPv4 network, is its own answer.
+  if (family === 4 && ipv4NetworkPrefix(dest) >= 0) return dest;
+  const slash = dest.indexOf("/");
+  const addr = slash < 0 ? dest : dest.slice(0, slash);
+  const ip = parseIp(addr);
+  if (typeof ip === "string" || ip.family !== family) return undefined;
+  const len = slash < 0 ? String(maxPrefix(family)) : dest.slice(slash + 1);
+  const prefix = Number(len);
+  if (!isDigits3(len) || prefix > maxPrefix(family)) return undefined;
+  // A network written canonically is its own answer: no new string for each
+  // of the routes read back (an IPv4 address's text is its dotted quad).
+  if (slash >= 0 && family === 4 && ip.text === addr && isNetwork4(ip.bytes, prefix)) return dest;
+  return `${networkText(ip.bytes, prefix)}/${len}`;
+}
