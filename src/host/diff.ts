@@ -16,8 +16,9 @@ import { type Family, isLinkLocal6, parseIp } from "../net/address";
 import { impliedKernelRoutes } from "../net/kernel-routes";
 import type { Link, Route } from "../net/model";
 import { flagNames, IFF, isManagedLink } from "../net/vocabulary/links";
-import { canonicalDst, RTNH_F_ONLINK } from "../net/vocabulary/routes";
+import { canonicalDst } from "../net/vocabulary/routes";
 import { escapeControls } from "./safe-text";
+import { addressWords, kataRouteView, linkWords, routeWords } from "./words";
 
 /** "=" same, "~" both sides differ, "<" pod only, ">" guest only. */
 export type Mark = "=" | "~" | "<" | ">";
@@ -51,31 +52,16 @@ function canonDst(dest: string, family: Family): string {
   return canonicalDst(dest, family) ?? dest;
 }
 
-function familyOfRoute(r: ProtoRoute): Family {
-  const probe = [r.dest.split("/")[0], r.gateway, r.source.split("/")[0]].find(Boolean);
-  if (probe) return probe.includes(":") ? 6 : 4;
-  return r.family === IPFamily.v6 ? 6 : 4;
-}
-
-const SCOPE_NAMES: Record<number, string> = { 253: "link", 254: "host", 200: "site" };
-
 function normRoute(r: ProtoRoute): NormRoute {
-  const family = familyOfRoute(r);
+  const view = kataRouteView(r);
+  const { family, onlink } = view;
   const dst = canonDst(r.dest, family);
   const gateway = r.gateway ? canonIp(r.gateway) : "";
   const source = r.source ? canonIp(r.source.split("/")[0] as string) : "";
-  const onlink = (r.flags & RTNH_F_ONLINK) !== 0;
-  const parts = [dst === "0.0.0.0/0" ? "default" : dst];
-  if (gateway) parts.push("via", gateway);
-  parts.push("dev", r.device);
-  if (source) parts.push("src", source);
-  if (r.scope) parts.push("scope", SCOPE_NAMES[r.scope] ?? String(r.scope));
-  if (onlink) parts.push("onlink");
-  if (r.mtu) parts.push("mtu", String(r.mtu));
   return {
     slot: `${family} ${dst} ${r.device}`,
     identity: [family, dst, gateway, r.device, source, r.scope, onlink, r.mtu].join(" "),
-    text: parts.join(" "),
+    text: routeWords({ ...view, dst, gateway, prefsrc: source }),
   };
 }
 
@@ -103,13 +89,12 @@ function kernelRouteIdentity(r: Route): string {
 }
 
 function addrSet(i: Interface): string[] {
-  return i.IPAddresses.map((a) => `${canonIp(a.address)}/${a.mask}`).sort();
+  return i.IPAddresses.map((a) => addressWords(canonIp(a.address), a.mask)).sort();
 }
 
 function describeLink(i: Interface): string {
-  const noarp = (i.rawFlags & IFF.NOARP) !== 0 ? " noarp" : "";
-  const mtu = i.mtu ? ` mtu ${i.mtu}` : "";
-  return `${i.name} ${i.hwAddr.toLowerCase()}${mtu}${noarp}`;
+  const noarp = (i.rawFlags & IFF.NOARP) !== 0;
+  return linkWords({ name: i.name, mac: i.hwAddr.toLowerCase(), mtu: i.mtu, noarp });
 }
 
 function compareInterfaces(pod: readonly Interface[], guest: readonly Interface[]): Row[] {

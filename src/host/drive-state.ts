@@ -9,12 +9,12 @@ import { type ApplyRequest, ApplyRequestSchema, Network, type State } from "../g
 import type { Sysctl } from "../net/full-state";
 import { DEFAULT_RULES, ruleIdentity } from "../net/rules";
 import { normaliseSysctlValue } from "../net/sysctl-keys";
-import { TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
+import { formatTable, TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { isStateRoute, stateToWire } from "../wire/state-map";
 import type { AgentClient } from "./client";
 import { comparable, defaultFor, type PodFullState } from "./pod-state";
-import { describeWireRoute, describeWireRule } from "./state-diff";
+import { routeWords, ruleWords, stateRouteView, stateRuleView } from "./words";
 
 /** The guest's state, or undefined when the agent has no netagent.v1.Network. */
 export async function probeNetwork(
@@ -71,8 +71,8 @@ export function notMirrored(pod: PodFullState): string[] {
   const out: string[] = [];
   for (const r of wire.routes) {
     if (r.table !== TABLE_MAIN && r.table !== TABLE_LOCAL)
-      out.push(`route in table ${r.table}: ${describeWireRoute(r)}`);
-    else if (r.type !== 0) out.push(`route of another type: ${describeWireRoute(r)}`);
+      out.push(`route in table ${formatTable(r.table)}: ${routeWords(stateRouteView(r))}`);
+    else if (r.type !== 0) out.push(`route of another type: ${routeWords(stateRouteView(r))}`);
   }
   const defaults = new Set(DEFAULT_RULES.map(ruleIdentity));
   for (const r of pod.rules) {
@@ -80,7 +80,9 @@ export function notMirrored(pod: PodFullState): string[] {
     const w = stateToWire({ links: [], routes: [], rules: [r], neighbors: [], sysctls: [] })
       .rules[0];
     out.push(
-      w ? `rule ${describeWireRule(w)}` : `rule ${r.priority} (${(r.other ?? []).join(", ")})`,
+      w
+        ? `rule ${ruleWords(stateRuleView(w))}`
+        : `rule ${r.priority} (${(r.other ?? []).join(", ")})`,
     );
   }
   const mainEmpty = !pod.routes.some(

@@ -1,47 +1,111 @@
 /**
  * An Apply plan (the `ip -batch` lines and sysctl writes the agent answers)
  * in words a runtime engineer reads at a glance, grouped by what it touches,
- * in the order the agent runs it. Pure.
+ * in the order the agent runs it: each route, rule and neighbour read back
+ * from its batch words into a view and said as words.ts says it everywhere.
+ * Pure.
  */
+import { parseScope, parseTable, scopeName } from "../net/vocabulary/routes";
 import { escapeControls } from "./safe-text";
+import { neighborWords, type RouteView, type RuleView, routeWords, ruleWords } from "./words";
 
 function after(t: readonly string[], word: string): string | undefined {
   const i = t.indexOf(word);
   return i >= 0 ? t[i + 1] : undefined;
 }
 
-function routeWords(t: readonly string[]): { table: string; text: string } {
-  const table = after(t, "table") ?? "main";
-  const keep: string[] = [];
+/** A count or id from a plan line, or undefined when the word is not one. */
+const num = (w: string | undefined) =>
+  w !== undefined && /^\d{1,10}$/.test(w) ? Number(w) : undefined;
+
+/** A scope from a plan line (a number or iproute2's name), or undefined when the word is neither. */
+function scopeOf(w: string | undefined): number | undefined {
+  if (w === undefined || num(w) !== undefined) return num(w);
+  const id = parseScope(w);
+  return scopeName(id) === w || w === "universe" ? id : undefined;
+}
+
+/** The words of a batch route (after its verb) as a view, and the table it is in. */
+function routeOf(t: readonly string[]): { table: string; view: RouteView } {
+  let i = 0;
+  // A route type is a word; a destination never is (render-batch writes a CIDR).
+  const type = /^[a-z]+$/.test(t[0] ?? "") && t[0] !== "default" ? t[i++] : undefined;
+  const dst = t[i++] ?? "";
+  const view: RouteView = { family: dst.includes(":") ? 6 : 4, dst, ...(type ? { type } : {}) };
+  const extra: string[] = [];
+  let table = "main";
+  for (; i < t.length; i++) {
+    const w = t[i] as string;
+    const v = t[i + 1];
+    const known = v !== undefined;
+    if (w === "onlink") view.onlink = true;
+    else if (w === "via" && known) view.gateway = v;
+    else if (w === "dev" && known) view.dev = v;
+    else if (w === "src" && known) view.prefsrc = v;
+    else if (w === "proto" && known) view.protocol = v;
+    else if (w === "table" && known) table = v;
+    else if (w === "scope" && scopeOf(v) !== undefined) view.scope = scopeOf(v);
+    else if (w === "metric" && num(v) !== undefined) view.metric = num(v);
+    else if (w === "mtu" && num(v) !== undefined) view.mtu = num(v);
+    else {
+      extra.push(w);
+      continue;
+    }
+    if (w !== "onlink") i++;
+  }
+  if (extra.length) view.extra = extra;
+  return { table, view };
+}
+
+const RULE_ACTIONS = new Set(["blackhole", "unreachable", "prohibit"]);
+
+/** The words of a batch rule (after its verb) as a view; unknown words kept, in order. */
+function ruleOf(t: readonly string[], v6: boolean): RuleView {
+  const r: RuleView = { family: v6 ? 6 : 4, priority: 0, not: false, action: "", table: 0 };
+  const extra: string[] = [];
   for (let i = 0; i < t.length; i++) {
     const w = t[i] as string;
-    if (w === "table") {
-      i++;
+    const v = t[i + 1];
+    const mark = /^(0x[0-9a-f]+)\/(0x[0-9a-f]+)$/i.exec(v ?? "");
+    const table = v === undefined ? undefined : parseTable(v);
+    if (w === "not") r.not = true;
+    else if (RULE_ACTIONS.has(w)) r.action = w;
+    else if (w === "priority" && num(v) !== undefined) r.priority = num(v) as number;
+    else if (w === "from" && v !== undefined) r.src = v;
+    else if (w === "to" && v !== undefined) r.dst = v;
+    else if (w === "iif" && v !== undefined) r.iif = v;
+    else if (w === "oif" && v !== undefined) r.oif = v;
+    else if (w === "fwmark" && mark) r.fwmark = { mark: Number(mark[1]), mask: Number(mark[2]) };
+    else if (w === "lookup" && table !== undefined) {
+      r.action = "lookup";
+      r.table = table;
+    } else {
+      extra.push(w);
       continue;
     }
-    // Attributes at their defaults say nothing.
-    if (
-      (w === "scope" && t[i + 1] === "0") ||
-      (w === "metric" && t[i + 1] === "0") ||
-      (w === "proto" && t[i + 1] === "boot")
-    ) {
-      i++;
-      continue;
-    }
-    if (w === "scope") {
-      keep.push(
-        "scope",
-        { "253": "link", "254": "host" }[t[i + 1] as string] ?? (t[i + 1] as string),
-      );
-      i++;
-      continue;
-    }
-    keep.push(w);
+    if (w !== "not" && !RULE_ACTIONS.has(w)) i++;
   }
-  const text = keep
-    .join(" ")
-    .replace(/^(0\.0\.0\.0\/0|::\/0)\b/, (m) => (m === "::/0" ? "default (v6)" : "default"));
-  return { table, text };
+  if ((r.src ?? r.dst ?? "").includes(":")) r.family = 6;
+  return extra.length ? { ...r, extra } : r;
+}
+
+/** The words of a batch neighbour line (after its verb); unknown words kept, in order. */
+function neighborOf(t: readonly string[]): string {
+  const n = { ip: t[0] ?? "", dev: "", lladdr: "", router: false };
+  const extra: string[] = [];
+  for (let i = 1; i < t.length; i++) {
+    const w = t[i] as string;
+    const v = t[i + 1];
+    if (w === "router") n.router = true;
+    else if (w === "dev" && v !== undefined) n.dev = v;
+    else if (w === "lladdr" && v !== undefined) n.lladdr = v;
+    else {
+      extra.push(w);
+      continue;
+    }
+    if (w !== "router") i++;
+  }
+  return [neighborWords(n), ...extra].join(" ");
 }
 
 /** One plan line in words, with the heading it belongs under. */
@@ -73,24 +137,19 @@ export function describePlanLine(line: string): { group: string; text: string } 
     };
   }
   if (obj === "route") {
-    const { table, text } = routeWords(rest);
+    const { table, view } = routeOf(rest);
     const what =
       verb === "del" ? "remove" : verb === "append" ? "add (beside a twin)" : "add or replace";
-    const own =
-      verb === "del" && after(rest, "proto") === "kernel" ? "  (the kernel's prefix route)" : "";
-    return { group: `routes, table ${table}`, text: `${what} ${text}${own}` };
+    const own = verb === "del" && view.protocol === "kernel" ? "  (the kernel's prefix route)" : "";
+    return { group: `routes, table ${table}`, text: `${what} ${routeWords(view)}${own}` };
   }
   if (obj === "rule") {
-    const prio = after(rest, "priority");
-    const sel = rest.slice(2).join(" ");
-    const from = sel.includes("from") ? "" : "from all ";
-    return {
-      group: "rules",
-      text: `${verb === "del" ? "remove" : "add"} rule ${prio}: ${v6 ? "(v6) " : ""}${from}${sel}`,
-    };
+    const rule = ruleWords(ruleOf(rest, v6));
+    return { group: "rules", text: `${verb === "del" ? "remove" : "add"} rule ${rule}` };
   }
   if (obj === "neigh") {
-    return { group: "neighbours", text: `${verb === "del" ? "remove" : "set"} ${rest.join(" ")}` };
+    const what = verb === "del" ? "remove" : "set";
+    return { group: "neighbours", text: `${what} ${neighborOf(rest)}` };
   }
   return { group: "other", text: line };
 }

@@ -8,13 +8,21 @@
  * fresh-namespace defaults where the pod has the default. Anything that
  * differs makes the verdict DIFFERENT.
  */
-import type { Interface, Route, Rule, State } from "../gen/network_pb";
+import type { Interface, State } from "../gen/network_pb";
 import { isLinkLocal6 } from "../net/address";
 import { normaliseSysctlValue } from "../net/sysctl-keys";
 import { formatTable, TABLE_MAIN } from "../net/vocabulary/routes";
-import { ROUTE_TYPE_NAMES, RULE_ACTION_NAMES } from "../wire/state-map";
 import type { Mark, Row } from "./diff";
 import { escapeControls } from "./safe-text";
+import {
+  addressWords,
+  linkWords,
+  neighborWords,
+  routeWords,
+  ruleWords,
+  stateRouteView,
+  stateRuleView,
+} from "./words";
 
 export interface StateComparison {
   equal: boolean;
@@ -22,46 +30,8 @@ export interface StateComparison {
   sections: { title: string; rows: Row[] }[];
 }
 
-const SCOPES: Record<number, string> = { 253: "link", 254: "host", 200: "site" };
-
-export function describeWireRoute(r: Route): string {
-  const type = ROUTE_TYPE_NAMES[r.type] ?? String(r.type);
-  const t: string[] = [];
-  if (type !== "unicast") t.push(type);
-  t.push(
-    r.dest === "0.0.0.0/0" || r.dest === "::/0"
-      ? `default${r.family === 6 ? " (v6)" : ""}`
-      : r.dest,
-  );
-  if (r.gateway) t.push("via", r.gateway);
-  if (r.device) t.push("dev", r.device);
-  if (r.source) t.push("src", r.source);
-  if (r.scope) t.push("scope", SCOPES[r.scope] ?? String(r.scope));
-  if (r.metric) t.push("metric", String(r.metric));
-  if (r.onlink) t.push("onlink");
-  if (r.mtu) t.push("mtu", String(r.mtu));
-  if (r.protocol && r.protocol !== "boot") t.push("proto", r.protocol);
-  return t.join(" ");
-}
-
-export function describeWireRule(r: Rule): string {
-  const t: string[] = [`${r.priority}:`];
-  if (r.family === 6) t.push("(v6)");
-  if (r.not) t.push("not");
-  t.push("from", r.from || "all");
-  if (r.to) t.push("to", r.to);
-  if (r.iif) t.push("iif", r.iif);
-  if (r.oif) t.push("oif", r.oif);
-  if (r.fwmark || r.fwmask)
-    t.push("fwmark", `0x${r.fwmark.toString(16)}/0x${r.fwmask.toString(16)}`);
-  const action = RULE_ACTION_NAMES[r.action] ?? String(r.action);
-  if (action === "lookup") t.push("lookup", formatTable(r.table || TABLE_MAIN));
-  else t.push(action);
-  return t.join(" ");
-}
-
 function describeLink(i: Interface): string {
-  return `${i.name} ${i.mac} mtu ${i.mtu}${i.noarp ? " noarp" : ""}${i.up ? " up" : " down"}`;
+  return linkWords({ name: i.name, mac: i.mac, mtu: i.mtu, noarp: i.noarp, up: i.up });
 }
 
 /** Rows of two multisets of lines: matched ones "=", the rest "<" or ">". */
@@ -89,9 +59,9 @@ function interfaceRows(pod: readonly Interface[], guest: readonly Interface[]): 
     }
     const same = describeLink(p) === describeLink(g);
     rows.push({ mark: same ? "=" : "~", pod: describeLink(p), guest: describeLink(g) });
-    const pa = p.addresses.map((a) => `  ${a.address}/${a.prefix}`).sort();
+    const pa = p.addresses.map((a) => `  ${addressWords(a.address, a.prefix)}`).sort();
     const ga = g.addresses
-      .map((a) => `  ${a.address}/${a.prefix}`)
+      .map((a) => `  ${addressWords(a.address, a.prefix)}`)
       .filter((a) => pa.includes(a) || !isLinkLocal6(a.trim()))
       .sort();
     rows.push(...setRows(pa, ga));
@@ -120,7 +90,7 @@ export function compareStates(
     const lines = (s: State) =>
       s.routes
         .filter((r) => r.table === t)
-        .map(describeWireRoute)
+        .map((r) => routeWords(stateRouteView(r)))
         .sort();
     sections.push({
       title: `routes, table ${formatTable(t)}`,
@@ -130,11 +100,13 @@ export function compareStates(
   const rules = (s: State) =>
     [...s.rules]
       .sort((a, b) => a.family - b.family || a.priority - b.priority)
-      .map(describeWireRule);
+      .map((r) => ruleWords(stateRuleView(r)));
   sections.push({ title: "rules", rows: setRows(rules(pod), rules(guest)) });
   const neigh = (s: State) =>
     s.neighbors
-      .map((n) => `${n.address} dev ${n.device} lladdr ${n.lladdr}${n.router ? " router" : ""}`)
+      .map((n) =>
+        neighborWords({ ip: n.address, dev: n.device, lladdr: n.lladdr, router: n.router }),
+      )
       .sort();
   sections.push({ title: "neighbours (permanent)", rows: setRows(neigh(pod), neigh(guest)) });
 

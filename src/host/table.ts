@@ -1,13 +1,14 @@
 /**
  * Human-readable tables for netagentctl: left-aligned columns, two spaces
- * apart, a header row, trailing blanks trimmed. Also the one-line forms of
- * interfaces and routes shared by the list, update and sync commands.
+ * apart, a header row, trailing blanks trimmed; the interface and route
+ * tables of the list and update commands, in the words of words.ts.
  */
 import type { Interface, Route } from "../gen/types_pb";
 import { IPFamily } from "../gen/types_pb";
 import { IFF } from "../net/vocabulary/links";
 import { RTNH_F_ONLINK } from "../net/vocabulary/routes";
 import { escapeControls } from "./safe-text";
+import { addressWords, destinationWord, kataRouteFamily, scopeWord } from "./words";
 
 export function renderTable(
   headers: readonly string[],
@@ -36,23 +37,21 @@ export function interfacesTable(interfaces: readonly Interface[]): string {
       FLAG_NAMES.filter((f) => (i.rawFlags & IFF[f]) !== 0)
         .join(",")
         .toLowerCase(),
-      i.IPAddresses.map((a) => `${a.address}/${a.mask}`).join(" "),
+      i.IPAddresses.map((a) => addressWords(a.address, a.mask)).join(" "),
     ]),
   );
 }
-
-const SCOPES: Record<number, string> = { 0: "", 200: "site", 253: "link", 254: "host" };
 
 export function routesTable(routes: readonly Route[]): string {
   return renderTable(
     ["FAMILY", "DESTINATION", "GATEWAY", "DEVICE", "SOURCE", "SCOPE", "FLAGS", "MTU"],
     routes.map((r) => [
       r.family === IPFamily.v6 ? "v6" : "v4",
-      r.dest === "" || r.dest === "0.0.0.0/0" ? "default" : r.dest,
+      destinationWord(r.dest, kataRouteFamily(r)),
       r.gateway,
       r.device,
       r.source,
-      SCOPES[r.scope] ?? String(r.scope),
+      scopeWord(r.scope),
       (r.flags & RTNH_F_ONLINK) !== 0 ? "onlink" : r.flags ? String(r.flags) : "",
       r.mtu ? String(r.mtu) : "",
     ]),

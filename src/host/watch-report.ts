@@ -5,8 +5,10 @@
  */
 import type { Interface, Route } from "../gen/types_pb";
 import { normaliseRules } from "../net/iptables-text";
+import { NTF_ROUTER } from "../net/vocabulary/links";
 import type { SyncRequests } from "./pod-requests";
 import type { PodState } from "./sync-once";
+import { addressWords, kataRouteView, neighborWords, routeWords } from "./words";
 
 /** What changed between two reads of the pod, as short printable items. */
 export interface RequestChanges {
@@ -34,16 +36,9 @@ export function sameRequests(a: SyncRequests, b: SyncRequests): boolean {
   return requestsKey(a) === requestsKey(b);
 }
 
-export function describeRequestRoute(r: Route): string {
-  const parts = [r.dest || `default${r.family === 1 ? " (v6)" : ""}`];
-  if (r.gateway) parts.push("via", r.gateway);
-  if (r.device) parts.push("dev", r.device);
-  if (r.source) parts.push("src", r.source);
-  if (r.scope) parts.push("scope", String(r.scope));
-  return parts.join(" ");
-}
+const describeRequestRoute = (r: Route): string => routeWords(kataRouteView(r));
 
-const addrs = (i: Interface) => i.IPAddresses.map((a) => `${a.address}/${a.mask}`);
+const addrs = (i: Interface) => i.IPAddresses.map((a) => addressWords(a.address, a.mask));
 
 function interfaceChange(a: Interface, b: Interface): string | undefined {
   const parts: string[] = [];
@@ -89,7 +84,14 @@ export function diffRequests(
     after.routes.map(describeRequestRoute),
   );
   const neigh = (r: SyncRequests) =>
-    r.neighbors.map((n) => `${n.toIPAddress?.address} lladdr ${n.lladdr} dev ${n.device}`);
+    r.neighbors.map((n) =>
+      neighborWords({
+        ip: n.toIPAddress?.address ?? "",
+        dev: n.device,
+        lladdr: n.lladdr,
+        router: (n.flags & NTF_ROUTER) !== 0,
+      }),
+    );
   const [neighborsAdded, neighborsRemoved] = setDiff(neigh(prev), neigh(after));
   const changes: RequestChanges = {
     interfacesAdded: added,

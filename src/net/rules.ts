@@ -150,13 +150,6 @@ export function renderRule(verb: "add" | "del", r: Rule): string {
   return r.family === 6 && !r.src && !r.dst ? `${IPV6_BATCH}${line}` : line;
 }
 
-/** A rule as `ip rule` prints it, for messages and plans. */
-export function describeRule(r: Rule): string {
-  const t = ruleArgs(r).slice(2).map(String);
-  const sel = t.length && !t.includes("from") ? ["from", "all", ...t] : t;
-  return `${r.priority}: ${r.family === 6 ? "(IPv6) " : ""}${sel.join(" ")}`;
-}
-
 export interface RulePlanOptions {
   /** The desired list is the whole set: default rules not listed are deleted. */
   exact?: boolean;

@@ -74,7 +74,7 @@ describe("tables", () => {
       "FAMILY  DESTINATION  GATEWAY   DEVICE  SOURCE    SCOPE  FLAGS   MTU",
       "v4      default      10.0.0.1  eth0",
       "v4      10.0.0.1/32            eth0    10.0.0.2  link   onlink  1400",
-      "v6      ::/0         fe80::1   eth0",
+      "v6      default      fe80::1   eth0",
       "",
     ]);
   });
