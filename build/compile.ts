@@ -1,13 +1,27 @@
 /**
  * Compiles the agent and the CLI into self-contained executables:
  * dist/netagent and dist/netagentctl. `--target bun-linux-x64-baseline`
- * builds for guests whose CPUs lack AVX2.
+ * builds for guests whose CPUs lack AVX2. `--arch arm64` builds the agent
+ * alone for an arm64 guest, dist/netagent-arm64 (the CLI runs on the host):
+ * Bun takes that runtime (bun-linux-aarch64, an npm package) from the npm
+ * registry on first use and keeps it in its cache; the guest fetches nothing.
  */
 import { $ } from "bun";
+import { GUEST_ARCHES, parseGuestArch } from "../src/host/guest-arch";
 
 const args = process.argv.slice(2);
-const ti = args.indexOf("--target");
-const target = ti >= 0 ? args[ti + 1] : "bun-linux-x64";
+const flag = (name: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? (args[i + 1] ?? "") : undefined;
+};
+let arch = GUEST_ARCHES.x86_64;
+try {
+  arch = parseGuestArch(flag("--arch") ?? "x86_64");
+} catch (err) {
+  console.error(`build: ${(err as Error).message}`);
+  process.exit(2);
+}
+const target = flag("--target") ?? arch.bunTarget;
 if (!target || !/^bun-linux-(x64|arm64)(-baseline|-modern)?(-musl)?$/.test(target)) {
   console.error(`build: invalid --target ${JSON.stringify(target)}`);
   process.exit(2);
@@ -38,10 +52,13 @@ if (!target || !/^bun-linux-(x64|arm64)(-baseline|-modern)?(-musl)?$/.test(targe
  */
 const AGENT_JIT_POLICY = 4;
 
-const entries = [
-  ["src/agent/main.ts", "dist/netagent", [`--compile-jit-policy=${AGENT_JIT_POLICY}`]],
-  ["src/host/cli.ts", "dist/netagentctl", []],
+const agent = [
+  "src/agent/main.ts",
+  arch.agent,
+  [`--compile-jit-policy=${AGENT_JIT_POLICY}`],
 ] as const;
+const entries =
+  arch.name === "x86_64" ? [agent, ["src/host/cli.ts", "dist/netagentctl", []] as const] : [agent];
 
 /**
  * The options, measured with bench/profile/compile-options.ts (Bun 1.4.5,

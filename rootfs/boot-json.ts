@@ -65,6 +65,31 @@ export function imageBootJson(files: {
   };
 }
 
+/**
+ * Image mode where there is no virtio-pmem or no DAX (arm64 under -M virt):
+ * the same erofs image as a read-only virtio-blk disk, which the boot
+ * initramfs mounts from /dev/vda without dax; no memory hotplug, so no
+ * slots/maxmem and no swiotlb word.
+ */
+export function blkImageBootJson(files: {
+  kernel: string;
+  initrd: string;
+  image: string;
+}): BootJson {
+  return {
+    kernel: files.kernel,
+    initrd: files.initrd,
+    image: files.image,
+    cmdline: [],
+    qemu: [
+      "-drive",
+      `file=${IMAGE_PLACEHOLDER},if=none,id=netagent-root,format=raw,readonly=on`,
+      "-device",
+      "virtio-blk-pci,drive=netagent-root,id=netagent-root-blk",
+    ],
+  };
+}
+
 /** Initramfs mode: everything in the initramfs, nothing attached. */
 export function initramfsBootJson(files: { kernel: string; initrd: string }): BootJson {
   return { kernel: files.kernel, initrd: files.initrd, image: null, cmdline: [], qemu: [] };

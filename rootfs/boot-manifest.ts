@@ -14,6 +14,35 @@ import { checkManifest, type Entry, withParents } from "./manifest";
  */
 export const BOOT_MODULES = ["virtio_pci", "virtio_pmem", "nd_pmem", "crc32c_generic", "erofs"];
 export const BOOT_MODULES_LIST = "/etc/boot.modules";
+
+/** How the boot initramfs reaches the root image: the device, its mount options, the modules. */
+export interface RootDevice {
+  device: string;
+  options: string;
+  modules: readonly string[];
+}
+
+/** virtio-pmem, mapped with DAX: the image's pages are the host's page cache. */
+export const PMEM_ROOT: RootDevice = {
+  device: "/dev/pmem0",
+  options: "ro,dax=always",
+  modules: BOOT_MODULES,
+};
+
+/**
+ * virtio-blk, read through the guest's page cache: for guests with neither
+ * virtio-pmem nor DAX (arm64: QEMU 7.2's qemu-system-aarch64 has no
+ * virtio-pmem-pci, and Debian's arm64 kernel has no ZONE_DEVICE, so no
+ * FS_DAX). Cached pages are reclaimable, unlike the initramfs's tmpfs.
+ */
+export const BLK_ROOT: RootDevice = {
+  device: "/dev/vda",
+  options: "ro",
+  modules: ["virtio_pci", "virtio_blk", "crc32c_generic", "erofs"],
+};
+
+/** "DEVICE OPTIONS" for boot-init.sh. */
+export const BOOT_ROOT_FILE = "/etc/boot.root";
 /** Where boot-init.sh mounts the image before switching root into it. */
 export const NEWROOT = "/newroot";
 
@@ -31,6 +60,8 @@ export interface BootInputs {
   modulesDir: string;
   /** Debian package of a host path, when dpkg knows it. */
   packageOf: (hostPath: string) => string | undefined;
+  /** Where the root image is (default PMEM_ROOT); its modules are `modules`. */
+  root?: RootDevice;
 }
 
 /**
@@ -85,6 +116,14 @@ export function buildBootManifest(inputs: BootInputs): Entry[] {
     path: BOOT_MODULES_LIST,
     mode: 0o644,
     content: inputs.modules.map((m) => `${m}\n`).join(""),
+    origin: "rootfs/boot-manifest.ts",
+  });
+  const root = inputs.root ?? PMEM_ROOT;
+  add({
+    kind: "text",
+    path: BOOT_ROOT_FILE,
+    mode: 0o644,
+    content: `${root.device} ${root.options}\n`,
     origin: "rootfs/boot-manifest.ts",
   });
   return checkManifest(withParents([...entries.values()]));

@@ -13,30 +13,39 @@
  *     each mode) and boot.json, a copy of the default mode's (image; or
  *     initramfs with --default initramfs, for hypervisors without pmem);
  *   - manifest.txt and boot-manifest.txt.
- * Options: --out DIR, --agent PATH, --kernel-release RELEASE,
- * --compress lz4|zstd|gzip (default lz4), --default image|initramfs.
+ * With --arch arm64 the guest is arm64, from Debian's arm64 packages
+ * (debian-sources.ts: downloaded and unpacked, never installed or run),
+ * into dist/guest-arm64, its agent compiled first (dist/netagent-arm64);
+ * its image mode is the erofs image on virtio-blk (boot-manifest.ts
+ * BLK_ROOT: no virtio-pmem or DAX there) and its kernel the arm64 Image.
+ * Every ELF file in both images is checked to be of the guest's machine.
+ * Options: --arch x86_64|arm64, --out DIR, --agent PATH,
+ * --kernel-release RELEASE (x86_64), --compress lz4|zstd|gzip (default
+ * lz4), --default image|initramfs.
  */
 import { spawnSync } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { imageBootJson, initramfsBootJson, renderBootJson } from "./boot-json";
-import { BOOT_MODULES } from "./boot-manifest";
+import { type GuestArch, parseGuestArch } from "../src/host/guest-arch";
+import {
+  type BootJson,
+  blkImageBootJson,
+  imageBootJson,
+  initramfsBootJson,
+  renderBootJson,
+} from "./boot-json";
+import { BLK_ROOT, PMEM_ROOT } from "./boot-manifest";
 import { type CpioRecord, encodeCpio, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG } from "./cpio";
+import { debianSources } from "./debian-sources";
+import { checkMachines } from "./elf-check";
+import { hostSources } from "./host-sources";
 import { BOOT_INITRD, ROOT_IMAGE, writeImageMode } from "./image-mode";
-import { IPTABLES_MODULES, type IptablesInputs } from "./iptables";
-import { probeIptables } from "./iptables-probe";
-import { findKernelPayload, isElf64, supportsPvh } from "./kernel";
-import { parseLdd } from "./ldd";
+import { IPTABLES_MODULES } from "./iptables";
+import { findKernelPayload, isArm64Image, isElf64, isGzip, supportsPvh } from "./kernel";
 import { AGENT_PATH, buildManifest, type Entry, renderManifest } from "./manifest";
 import { parseModulesBuiltin, parseModulesDep, resolveModules } from "./modules";
+import { run } from "./run";
+import type { GuestSources } from "./sources";
 
 /** The modules the guest needs; their dependencies come from modules.dep. */
 export const GUEST_MODULES = [
@@ -46,15 +55,6 @@ export const GUEST_MODULES = [
   "vsock",
   "vmw_vsock_virtio_transport",
   ...IPTABLES_MODULES,
-];
-const PACKAGES = [
-  "busybox-static",
-  "iproute2",
-  "linux-image-amd64",
-  "zstd",
-  "lz4",
-  "erofs-utils",
-  "iptables",
 ];
 const MODES = ["image", "initramfs"] as const;
 
@@ -69,69 +69,6 @@ const COMPRESSORS: Record<string, { cmd: string; args: string[] }> = {
   zstd: { cmd: "zstd", args: ["-9", "-T0", "-q"] },
   gzip: { cmd: "gzip", args: ["-9", "-n"] },
 };
-
-function run(cmd: string, args: string[], input?: Uint8Array): string {
-  const r = spawnSync(cmd, args, { input, encoding: "buffer", maxBuffer: 1 << 30 });
-  if (r.error) throw new Error(`${cmd} ${args.join(" ")}: ${r.error.message}`);
-  if (r.status !== 0) {
-    throw new Error(`${cmd} ${args.join(" ")}: exit ${r.status}: ${r.stderr.toString().trim()}`);
-  }
-  return r.stdout.toString();
-}
-
-function ensurePackages(): void {
-  const missing = PACKAGES.filter((p) => {
-    const r = spawnSync("dpkg-query", ["-W", "-f=$" + "{Status}", p], { encoding: "utf8" });
-    return !r.stdout?.includes("install ok installed");
-  });
-  if (missing.length === 0) return;
-  console.log(`rootfs: installing ${missing.join(" ")}`);
-  run("apt-get", ["update", "-qq"]);
-  const r = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], {
-    stdio: "inherit",
-    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-  });
-  if (r.status !== 0) throw new Error(`apt-get install ${missing.join(" ")} failed`);
-}
-
-/** The newest kernel with both an image in /boot and modules in /lib/modules. */
-function findKernelRelease(): string {
-  const releases = readdirSync("/lib/modules")
-    .filter((r) => existsSync(`/boot/vmlinuz-${r}`) && existsSync(`/lib/modules/${r}/modules.dep`))
-    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
-  const newest = releases.at(-1);
-  if (newest === undefined) throw new Error("no kernel in /boot with modules in /lib/modules");
-  return newest;
-}
-
-/** Debian package of each path, asking dpkg once (merged /usr: try the /usr and real paths too). */
-function packagesOf(paths: readonly string[]): Map<string, string> {
-  const candidates = new Map<string, string>();
-  for (const p of paths) {
-    for (const c of [p, `/usr${p}`, p.replace(/^\/usr\//, "/"), realpath(p)])
-      if (!candidates.has(c)) candidates.set(c, p);
-  }
-  const r = spawnSync("dpkg", ["-S", ...candidates.keys()], { encoding: "utf8" });
-  const found = new Map<string, string>();
-  for (const line of (r.stdout ?? "").split("\n")) {
-    const m = /^([^:]+)(?::[a-z0-9]+)?: (\/.*)$/.exec(line);
-    const owner = m && candidates.get(m[2] as string);
-    if (m && owner && !found.has(owner)) found.set(owner, m[1] as string);
-  }
-  return found;
-}
-
-function realpath(p: string): string {
-  try {
-    return run("readlink", ["-f", p]).trim();
-  } catch {
-    return p;
-  }
-}
-
-function which(cmd: string): string {
-  return run("sh", ["-c", `command -v ${cmd}`]).trim();
-}
 
 function toRecord(entry: Entry): CpioRecord {
   const name = entry.path.slice(1);
@@ -166,14 +103,11 @@ function sizeOf(entry: Entry): number {
  * Writes the kernel's uncompressed ELF for PVH boot when the kernel
  * supports it; returns false (and removes a stale one) otherwise.
  */
-async function writeVmlinux(release: string, path: string): Promise<boolean> {
+async function writeVmlinux(src: GuestSources, path: string): Promise<boolean> {
   rmSync(path, { force: true });
-  const config = existsSync(`/boot/config-${release}`)
-    ? readFileSync(`/boot/config-${release}`, "utf8")
-    : "";
-  if (!supportsPvh(config)) return false;
-  const image = readFileSync(`/boot/vmlinuz-${release}`);
-  const payload = findKernelPayload(image, config);
+  if (!supportsPvh(src.kernelConfig)) return false;
+  const image = readFileSync(src.kernel);
+  const payload = findKernelPayload(image, src.kernelConfig);
   if (payload === undefined) return false;
   const tool = {
     xz: ["xz", "-dc", "--single-stream"],
@@ -190,6 +124,25 @@ async function writeVmlinux(release: string, path: string): Promise<boolean> {
   return true;
 }
 
+/**
+ * The kernel file QEMU is given, in OUT (vmlinuz is always the package's):
+ * x86_64 vmlinux (PVH) when possible, else vmlinuz; arm64 the Image, which
+ * is Debian's vmlinuz as it is, or gunzipped into Image when compressed.
+ */
+async function writeKernel(arch: GuestArch, src: GuestSources, out: string): Promise<string> {
+  copyFileSync(src.kernel, `${out}/vmlinuz`);
+  if (arch.name === "x86_64")
+    return (await writeVmlinux(src, `${out}/vmlinux`)) ? "vmlinux" : "vmlinuz";
+  rmSync(`${out}/Image`, { force: true });
+  const shipped = readFileSync(src.kernel);
+  if (isArm64Image(shipped)) return "vmlinuz";
+  const image = isGzip(shipped) ? Bun.gunzipSync(shipped) : undefined;
+  if (!image || !isArm64Image(image))
+    throw new Error(`${src.kernel}: not an arm64 Image, nor a gzipped one`);
+  await Bun.write(`${out}/Image`, image);
+  return "Image";
+}
+
 const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB (${n} bytes)`;
 
 async function main(argv: string[]): Promise<void> {
@@ -197,8 +150,9 @@ async function main(argv: string[]): Promise<void> {
     const i = argv.indexOf(name);
     return i >= 0 && argv[i + 1] !== undefined ? (argv[i + 1] as string) : fallback;
   };
-  const out = resolve(opt("--out", "dist/guest"));
-  const agent = resolve(opt("--agent", "dist/netagent"));
+  const arch = parseGuestArch(opt("--arch", "x86_64"));
+  const out = resolve(opt("--out", arch.guestDir));
+  const agent = resolve(opt("--agent", arch.agent));
   const compression = opt("--compress", "lz4");
   const defaultMode = opt("--default", "image");
   if (!(MODES as readonly string[]).includes(defaultMode)) {
@@ -208,32 +162,32 @@ async function main(argv: string[]): Promise<void> {
   if (compressor === undefined) throw new Error(`--compress: unknown ${compression}`);
   const compress = (input: Uint8Array) =>
     spawnSync(compressor.cmd, [...compressor.args, "-c"], { input, maxBuffer: 1 << 30 }).stdout;
+  // The host's own agent is npm run rootfs's `npm run build`; another arch's is built here.
+  if (arch.name !== "x86_64" && !argv.includes("--agent")) {
+    run(process.execPath, [resolve(import.meta.dir, "../build/compile.ts"), "--arch", arch.name]);
+  }
   if (!existsSync(agent)) throw new Error(`${agent} missing: run npm run build first`);
 
-  ensurePackages();
-  const release = opt("--kernel-release", findKernelRelease());
-  const modulesDir = `/lib/modules/${release}`;
+  const src =
+    arch.name === "x86_64"
+      ? hostSources(agent, opt("--kernel-release", ""))
+      : debianSources(arch, agent, resolve(`dist/cache/debian-${arch.debianArch}`));
+  const root = arch.name === "x86_64" ? PMEM_ROOT : BLK_ROOT;
+  const { release, modulesDir, busybox, applets, ip, iptables, libraries } = src;
   const modulesDep = parseModulesDep(readFileSync(`${modulesDir}/modules.dep`, "utf8"));
   const builtin = parseModulesBuiltin(readFileSync(`${modulesDir}/modules.builtin`, "utf8"));
   const modules = resolveModules(GUEST_MODULES, modulesDep, builtin);
-  const bootModules = resolveModules(BOOT_MODULES, modulesDep, builtin);
-  const busybox = which("busybox");
-  const ip = realpath(which("ip"));
-  const iptables: IptablesInputs = probeIptables();
+  const bootModules = resolveModules(root.modules, modulesDep, builtin);
   const extensionFiles = iptables.extensions.flatMap((e) => ("source" in e ? [e.source] : []));
-  const libraries = [agent, ip, iptables.multi, ...extensionFiles].flatMap(
-    (exe) => parseLdd(run("ldd", [exe])).paths,
-  );
-  const applets = run(busybox, ["--list-full"]).split("\n").filter(Boolean);
   const hostFiles = [
     busybox,
     ip,
     iptables.multi,
     ...extensionFiles,
-    ...libraries,
+    ...libraries.map((l) => l.source),
     ...[...modules.load, ...bootModules.load].map((m) => `${modulesDir}/${m}`),
   ];
-  const packages = packagesOf(hostFiles);
+  const packages = src.packagesOf(hostFiles);
 
   const entries = buildManifest({
     kernelRelease: release,
@@ -249,6 +203,7 @@ async function main(argv: string[]): Promise<void> {
     hostname: "netagent-guest",
     iptables,
   });
+  const checked = checkMachines(entries, arch.elfMachine, `${arch.name} image`);
 
   mkdirSync(out, { recursive: true });
   const cpio = Buffer.concat([...encodeCpio(entries.map(toRecord))]);
@@ -256,9 +211,7 @@ async function main(argv: string[]): Promise<void> {
   const packed = compress(cpio);
   if (!packed?.length) throw new Error(`${compressor.cmd} failed`);
   await Bun.write(initrd, packed);
-  copyFileSync(`/boot/vmlinuz-${release}`, `${out}/vmlinuz`);
-  const pvh = await writeVmlinux(release, `${out}/vmlinux`);
-  const kernelFile = pvh ? "vmlinux" : "vmlinuz";
+  const kernelFile = await writeKernel(arch, src, out);
 
   const imageMode = await writeImageMode({
     out,
@@ -271,6 +224,7 @@ async function main(argv: string[]): Promise<void> {
       modules: bootModules.load,
       modulesDir,
       packageOf: (p) => packages.get(p),
+      root,
     },
     pack: (bootEntries) => {
       const packed = compress(Buffer.concat([...encodeCpio(bootEntries.map(toRecord))]));
@@ -278,14 +232,15 @@ async function main(argv: string[]): Promise<void> {
       return packed;
     },
     sizeOf,
+    machines: (bootEntries) =>
+      checkMachines(bootEntries, arch.elfMachine, `${arch.name} boot initramfs`).machines,
   });
-  const boots = {
-    image: imageBootJson({
-      kernel: kernelFile,
-      initrd: BOOT_INITRD,
-      image: ROOT_IMAGE,
-      imageBytes: imageMode.imagePadded,
-    }),
+  const imageFiles = { kernel: kernelFile, initrd: BOOT_INITRD, image: ROOT_IMAGE };
+  const boots: Record<(typeof MODES)[number], BootJson> = {
+    image:
+      root === PMEM_ROOT
+        ? imageBootJson({ ...imageFiles, imageBytes: imageMode.imagePadded })
+        : blkImageBootJson(imageFiles),
     initramfs: initramfsBootJson({ kernel: kernelFile, initrd: "initrd.img" }),
   };
   for (const mode of MODES)
@@ -299,7 +254,12 @@ async function main(argv: string[]): Promise<void> {
   const agentCompressed = compress(readFileSync(agent)).length;
   const totals: [string, string][] = [
     ["kernel", `${release} (${mib(statSync(`${out}/vmlinuz`).size)})`],
-    ["pvh", pvh ? `vmlinux for PVH boot (${mib(statSync(`${out}/vmlinux`).size)})` : "no"],
+    [
+      "pvh",
+      kernelFile === "vmlinux"
+        ? `vmlinux for PVH boot (${mib(statSync(`${out}/vmlinux`).size)})`
+        : "no",
+    ],
     ["modules", modules.load.map((m) => m.replace(/^.*\//, "")).join(" ")],
     ["built in", modules.builtin.join(" ") || "(none of the wanted modules)"],
     ["entries", String(entries.length)],
@@ -315,17 +275,23 @@ async function main(argv: string[]): Promise<void> {
     ],
     [
       "image mode",
-      `${ROOT_IMAGE} ${mib(imageMode.imageBytes)} (device ${mib(imageMode.imagePadded)}), ${BOOT_INITRD} ${mib(imageMode.bootInitrdBytes)}`,
+      `${ROOT_IMAGE} ${mib(imageMode.imageBytes)} (device ${mib(imageMode.imagePadded)}), ${BOOT_INITRD} ${mib(imageMode.bootInitrdBytes)}, root ${root.device} ${root.options}`,
     ],
     ["boot.json", `${defaultMode} mode`],
+    ["architecture", `${arch.name}: ${checked.summary}`],
   ];
   await Bun.write(
     `${out}/manifest.txt`,
-    renderManifest(entries, (e) => sizes.get(e) ?? 0, totals),
+    renderManifest(
+      entries,
+      (e) => sizes.get(e) ?? 0,
+      totals,
+      (e) => checked.machines.get(e),
+    ),
   );
   for (const [k, v] of totals) console.log(`rootfs: ${k}: ${v}`);
   console.log(
-    `rootfs: wrote ${out}/: vmlinuz, initrd.img, ${ROOT_IMAGE}, ${BOOT_INITRD}, boot.json (${defaultMode}), boot-image.json, boot-initramfs.json, manifest.txt, boot-manifest.txt`,
+    `rootfs: wrote ${out}/: ${kernelFile === "vmlinuz" ? "" : `${kernelFile}, `}vmlinuz, initrd.img, ${ROOT_IMAGE}, ${BOOT_INITRD}, boot.json (${defaultMode}), boot-image.json, boot-initramfs.json, manifest.txt, boot-manifest.txt`,
   );
 }
 

@@ -34,10 +34,13 @@ export async function writeImageMode(opts: {
   boot: BootInputs;
   pack: (entries: readonly Entry[]) => Uint8Array;
   sizeOf: (entry: Entry) => number;
+  /** Checks the boot initramfs's ELF files' machine (throws); their machines, for the manifest. */
+  machines?: (entries: readonly Entry[]) => Map<Entry, string>;
 }): Promise<ImageModeFiles> {
   const { out } = opts;
-  const image = writeErofs(opts.rootEntries, `${out}/${ROOT_IMAGE}`);
   const bootEntries = buildBootManifest(opts.boot);
+  const machines = opts.machines?.(bootEntries) ?? new Map<Entry, string>();
+  const image = writeErofs(opts.rootEntries, `${out}/${ROOT_IMAGE}`);
   const packed = opts.pack(bootEntries);
   await Bun.write(`${out}/${BOOT_INITRD}`, packed);
   const bootInitrdBytes = statSync(`${out}/${BOOT_INITRD}`).size;
@@ -48,7 +51,10 @@ export async function writeImageMode(opts: {
     ["root image", `${ROOT_IMAGE}: ${image.bytes} bytes, padded to ${image.padded}`],
     ["not in image", image.skipped.join(" ") || "(none)"],
   ];
-  writeFileSync(`${out}/${BOOT_MANIFEST}`, renderManifest(bootEntries, opts.sizeOf, totals));
+  writeFileSync(
+    `${out}/${BOOT_MANIFEST}`,
+    renderManifest(bootEntries, opts.sizeOf, totals, (e) => machines.get(e)),
+  );
   return {
     imageBytes: image.bytes,
     imagePadded: image.padded,

@@ -6,8 +6,16 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { IPTABLES_EXTENSIONS, type IptablesInputs, XTABLES_DIR, XTABLES_MULTI } from "./iptables";
 
-/** Throws naming the first file that is missing (the `iptables` package is not installed). */
-export function probeIptables(dir = XTABLES_DIR, multi = XTABLES_MULTI): IptablesInputs {
+/**
+ * Throws naming the first file that is missing (the `iptables` package is
+ * not installed). `imageDir`: where the extensions go in the image, when
+ * `dir` is not that (an unpacked package of another architecture).
+ */
+export function probeIptables(
+  dir = XTABLES_DIR,
+  multi = XTABLES_MULTI,
+  imageDir?: string,
+): IptablesInputs {
   if (!existsSync(multi)) throw new Error(`${multi} missing: install the Debian package iptables`);
   const extensions = IPTABLES_EXTENSIONS.map((name) => {
     const path = `${dir}/${name}`;
@@ -19,5 +27,5 @@ export function probeIptables(dir = XTABLES_DIR, multi = XTABLES_MULTI): Iptable
     }
     return { name, source: realpathSync(path) };
   });
-  return { multi: realpathSync(multi), extensions };
+  return { multi: realpathSync(multi), extensions, ...(imageDir ? { dir: imageDir } : {}) };
 }

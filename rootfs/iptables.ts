@@ -15,7 +15,8 @@
 import type { Entry } from "./manifest";
 
 /** Where Debian's xtables-nft-multi looks for its extensions (its compiled-in XTABLES_LIBDIR). */
-export const XTABLES_DIR = "/usr/lib/x86_64-linux-gnu/xtables";
+export const xtablesDir = (multiarch: string) => `/usr/lib/${multiarch}/xtables`;
+export const XTABLES_DIR = xtablesDir("x86_64-linux-gnu");
 export const XTABLES_MULTI = "/usr/sbin/xtables-nft-multi";
 
 /** The commands, all one multi-call binary that dispatches on its name. */
@@ -123,6 +124,8 @@ export interface IptablesInputs {
    * DNAT, SNAT and MASQUERADE links to libxt_NAT.so, state to conntrack).
    */
   extensions: readonly ({ name: string; source: string } | { name: string; linkTo: string })[];
+  /** The extensions' directory in the image (default XTABLES_DIR, x86_64's). */
+  dir?: string;
 }
 
 /**
@@ -155,7 +158,7 @@ export function iptablesEntries(
   for (const name of IPTABLES_EXTENSIONS) {
     const ext = given.get(name);
     if (ext === undefined) throw new Error(`image: xtables extension ${name} not found`);
-    const path = `${XTABLES_DIR}/${name}`;
+    const path = `${inputs.dir ?? XTABLES_DIR}/${name}`;
     if ("linkTo" in ext) {
       if (!(IPTABLES_EXTENSIONS as readonly string[]).includes(ext.linkTo)) {
         throw new Error(`image: ${name} links to ${ext.linkTo}, which the image does not carry`);

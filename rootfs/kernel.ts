@@ -51,3 +51,19 @@ function indexOf(haystack: Uint8Array, needle: number[]): number {
   }
   return -1;
 }
+
+/**
+ * True when `image` is an uncompressed arm64 kernel Image (the "ARM\x64"
+ * magic at 0x38, linux Documentation/arch/arm64/booting.rst), which QEMU's
+ * -kernel boots as it is.
+ */
+export function isArm64Image(image: Uint8Array): boolean {
+  return (
+    image[0x38] === 0x41 && image[0x39] === 0x52 && image[0x3a] === 0x4d && image[0x3b] === 0x64
+  );
+}
+
+/** True when `data` starts with a gzip member (Debian's arm64 vmlinuz on some releases). */
+export function isGzip(data: Uint8Array): boolean {
+  return data[0] === 0x1f && data[1] === 0x8b && data[2] === 0x08;
+}

@@ -26,8 +26,12 @@ export interface ImageInputs {
   applets: readonly string[];
   /** Host path of iproute2's `ip`. */
   ip: string;
-  /** Shared objects (and the dynamic loader) the agent and `ip` need, as ldd names them. */
-  libraries: readonly string[];
+  /**
+   * Shared objects (and the dynamic loader) the agent and `ip` need: a host
+   * path as ldd names it (the same path in the image), or where it goes and
+   * where it is (an unpacked package of another architecture).
+   */
+  libraries: readonly (string | { path: string; source: string })[];
   /** Module paths relative to /lib/modules/RELEASE, dependencies first. */
   modules: readonly string[];
   /** Host directory holding the modules (/lib/modules/RELEASE). */
@@ -104,7 +108,7 @@ export function buildManifest(inputs: ImageInputs): Entry[] {
     path: AGENT_PATH,
     mode: 0o755,
     source: inputs.agent,
-    origin: "dist/netagent",
+    origin: `dist/${inputs.agent.slice(inputs.agent.lastIndexOf("/") + 1)}`,
   });
   add({
     kind: "file",
@@ -113,9 +117,18 @@ export function buildManifest(inputs: ImageInputs): Entry[] {
     source: inputs.ip,
     origin: origin(inputs.ip, "iproute2"),
   });
-  for (const lib of new Set(inputs.libraries)) {
-    if (!lib.startsWith("/")) throw new Error(`image: library path ${lib} is not absolute`);
-    add({ kind: "file", path: lib, mode: 0o755, source: lib, origin: origin(lib, "host") });
+  const libraries = new Map<string, string>();
+  for (const lib of inputs.libraries) {
+    const { path, source } = typeof lib === "string" ? { path: lib, source: lib } : lib;
+    if (!path.startsWith("/")) throw new Error(`image: library path ${path} is not absolute`);
+    const prior = libraries.get(path);
+    if (prior !== undefined && prior !== source) {
+      throw new Error(`image: library ${path} from both ${prior} and ${source}`);
+    }
+    libraries.set(path, source);
+  }
+  for (const [path, source] of libraries) {
+    add({ kind: "file", path, mode: 0o755, source, origin: origin(source, "host") });
   }
 
   if (inputs.iptables) for (const e of iptablesEntries(inputs.iptables, origin)) add(e);
@@ -184,12 +197,14 @@ export function modeText(entry: Entry): string {
 
 /**
  * The manifest file: one line per entry (mode, size in bytes, path, link
- * target, origin), then the totals. `sizeOf` gives a file entry's size.
+ * target, origin, and the machine of an ELF file when `machineOf` knows
+ * it), then the totals. `sizeOf` gives a file entry's size.
  */
 export function renderManifest(
   entries: readonly Entry[],
   sizeOf: (entry: Entry) => number,
   totals: readonly (readonly [string, string])[],
+  machineOf: (entry: Entry) => string | undefined = () => undefined,
 ): string {
   const lines = entries.map((e) => {
     const size = String(sizeOf(e)).padStart(10);
@@ -202,7 +217,8 @@ export function renderManifest(
           : e.kind === "chardev"
             ? `  [char ${e.major},${e.minor}]`
             : "";
-    return `${modeText(e)} ${size}  ${e.path}${link}${from}`;
+    const machine = machineOf(e);
+    return `${modeText(e)} ${size}  ${e.path}${link}${from}${machine ? `  {${machine}}` : ""}`;
   });
   const width = Math.max(...totals.map(([k]) => k.length));
   return [...lines, "", ...totals.map(([k, v]) => `# ${k.padEnd(width)}  ${v}`), ""].join("\n");

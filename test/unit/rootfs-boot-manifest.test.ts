@@ -2,11 +2,14 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
+  BLK_ROOT,
   BOOT_MODULES,
   BOOT_MODULES_LIST,
+  BOOT_ROOT_FILE,
   type BootInputs,
   buildBootManifest,
   NEWROOT,
+  PMEM_ROOT,
 } from "../../rootfs/boot-manifest";
 import type { Entry } from "../../rootfs/manifest";
 import {
@@ -54,6 +57,18 @@ describe("buildBootManifest", () => {
     expect(image.get(BOOT_MODULES_LIST)).toMatchObject({
       content: "kernel/lib/libcrc32c.ko\nkernel/fs/erofs/erofs.ko\n",
     });
+  });
+
+  it("names the root device and its mount options: pmem with DAX by default, virtio-blk without", () => {
+    expect(image.get(BOOT_ROOT_FILE)).toMatchObject({
+      kind: "text",
+      content: "/dev/pmem0 ro,dax=always\n",
+    });
+    expect(PMEM_ROOT.modules).toBe(BOOT_MODULES);
+    const blk = byPath(buildBootManifest({ ...inputs, root: BLK_ROOT }));
+    expect(blk.get(BOOT_ROOT_FILE)).toMatchObject({ content: "/dev/vda ro\n" });
+    expect(BLK_ROOT.modules).toContain("virtio_blk");
+    expect(BLK_ROOT.modules).not.toContain("virtio_pmem");
   });
 
   it("holds neither the agent nor iproute2: those are in the root image", () => {
@@ -113,6 +128,10 @@ describe("boot-init.sh", () => {
     expect(text).toContain(`</etc/boot.modules`);
     expect(BOOT_MODULES_LIST).toBe("/etc/boot.modules");
     expect(text).toContain(`NEWROOT=${NEWROOT}`);
-    expect(text).toMatch(/mount -t erofs -o ro,dax=always "\$ROOT_DEV" "\$NEWROOT"/);
+    // The device and options come from the file the manifest writes, nothing else.
+    expect(text).toContain("read -r ROOT_DEV ROOT_OPTIONS </etc/boot.root");
+    expect(BOOT_ROOT_FILE).toBe("/etc/boot.root");
+    expect(text).toMatch(/mount -t erofs -o "\$ROOT_OPTIONS" "\$ROOT_DEV" "\$NEWROOT"/);
+    expect(text).not.toMatch(/ROOT_DEV=/);
   });
 });
