@@ -23,7 +23,6 @@ AGENT=/usr/bin/netagent
 # iproute2, by path: this busybox runs its own applets before searching PATH.
 IP=/sbin/ip
 AGENT_LOG=/run/netagent.log
-CONSOLE_TTY=/dev/ttyS0
 
 log() {
 	echo "init: $*" >/dev/console
@@ -157,8 +156,11 @@ supervise_agent() {
 
 # debug_shell: a root login shell on the serial console, started again
 # whenever it exits. setsid + cttyhack make the tty its controlling terminal,
-# so ^C reaches the foreground command and not init.
+# so ^C reaches the foreground command and not init. The console is the
+# command line's last console= (ttyS0 on x86, ttyAMA0 on arm64's -M virt).
 debug_shell() {
+	tty=$(cmdline_get console) || tty=ttyS0
+	CONSOLE_TTY=/dev/${tty%%,*}
 	while :; do
 		setsid cttyhack sh -l <"$CONSOLE_TTY" >"$CONSOLE_TTY" 2>&1
 		sleep 0.2

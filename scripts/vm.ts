@@ -1,5 +1,6 @@
 /**
- * `npm run vm -- [options]`: boots dist/guest under QEMU, prints the
+ * `npm run vm -- [options]`: boots dist/guest (or, with --arch arm64,
+ * dist/guest-arm64 under qemu-system-aarch64) under QEMU, prints the
  * address to drive the agent at, waits until Check answers, and keeps the
  * VM up until ^C / SIGTERM (or, with --console, ^] typed in the console).
  * Exit codes: 0 clean stop, 1 the guest did not come up, 2 usage.
@@ -9,10 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAccelMode } from "../src/host/accel";
 import { bootJsonPath, loadBootSpec } from "../src/host/boot-spec";
+import { GUEST_ARCHES, parseGuestArch } from "../src/host/guest-arch";
 import { Vm, type VmOptions } from "../src/host/vm";
 
 const USAGE = `usage: npm run vm -- [options]
 
+  --arch ARCH        x86_64 (default: dist/guest) or arm64 (dist/guest-arm64,
+                     qemu-system-aarch64 -M virt; TCG unless the host is arm64
+                     with a working KVM)
   --mac MAC          MAC of the virtio-net NIC (default 52:54:00:12:34:56)
   --memory MIB       guest memory (default 512)
   --cpus N           guest CPUs (default 1)
@@ -28,10 +33,11 @@ const USAGE = `usage: npm run vm -- [options]
   --kernel-messages  do not boot with quiet
   --timeout S        how long to wait for Check (default 180)
   --mode MODE        image (the default: read-only root image mapped with
-                     DAX, dist/guest/boot-image.json) or initramfs
-                     (everything in the initramfs, boot-initramfs.json);
-                     without --mode, dist/guest/boot.json (image mode
-                     unless built with npm run rootfs -- --default initramfs)
+                     DAX, dist/guest/boot-image.json; on arm64 on virtio-blk,
+                     without DAX) or initramfs (everything in the initramfs,
+                     boot-initramfs.json); without --mode, the arch's
+                     boot.json (image mode unless built with
+                     npm run rootfs -- --default initramfs)
   --boot FILE        another boot.json
   --kernel PATH, --initrd PATH   override the boot.json's kernel / initrd
 `;
@@ -41,6 +47,8 @@ function parse(argv: string[]) {
   let attach = false;
   let timeoutS = 180;
   let bootFile: string | undefined;
+  let mode: "image" | "initramfs" | undefined;
+  let arch = GUEST_ARCHES.x86_64;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const value = () => {
@@ -62,16 +70,19 @@ function parse(argv: string[]) {
     else if (a === "--kernel") options.kernel = value();
     else if (a === "--initrd") options.initrd = value();
     else if (a === "--boot") bootFile = value();
+    else if (a === "--arch") arch = parseGuestArch(value());
     else if (a === "--mode") {
-      const mode = value();
-      if (mode !== "image" && mode !== "initramfs") {
-        throw new Error(`--mode: expected image or initramfs, got ${JSON.stringify(mode)}`);
+      const m = value();
+      if (m !== "image" && m !== "initramfs") {
+        throw new Error(`--mode: expected image or initramfs, got ${JSON.stringify(m)}`);
       }
-      bootFile = bootJsonPath(mode);
+      mode = m;
     } else throw new Error(`unknown argument ${JSON.stringify(a)}`);
   }
   if (!(timeoutS > 0)) throw new Error("--timeout: expected seconds > 0");
-  return { options, attach, timeoutS, bootFile: bootFile ?? bootJsonPath() };
+  if (arch.name !== "x86_64") options.arch = arch.name;
+  bootFile ??= bootJsonPath(mode, arch.guestDir);
+  return { options, attach, timeoutS, bootFile };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -100,7 +111,9 @@ async function main(argv: string[]): Promise<number> {
   const say = (line: string) => process.stderr.write(`vm: ${line}\n`);
   options.onNote = say;
   const vm = await Vm.start(options);
-  say(`qemu pid ${vm.pid} (${vm.config.kvm ? "KVM" : "TCG -cpu max"}), MAC ${vm.config.mac}`);
+  say(
+    `qemu pid ${vm.pid} (${vm.config.arch ?? "x86_64"}, ${vm.config.kvm ? "KVM" : "TCG -cpu max"}), MAC ${vm.config.mac}`,
+  );
   say(`agent: ${vm.agentAddress}`);
   say(
     `boot: ${options.boot?.source} (${options.boot?.image ? `root image ${options.boot.image}` : "initramfs"})`,

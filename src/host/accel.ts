@@ -7,6 +7,7 @@
  * then checks that a KVM guest really runs.
  */
 import { closeSync, openSync, readFileSync } from "node:fs";
+import type { GuestArch } from "./guest-arch";
 
 /** What was asked for: `auto` (KVM if it works, else TCG), or one of them only. */
 export type AccelMode = "auto" | "kvm" | "tcg";
@@ -67,13 +68,28 @@ export function cpuVirtFlag(cpuinfo: string): string {
   return "";
 }
 
-/** What is wrong with KVM on this host, or "" when every probe passed. */
-function kvmProblem(f: KvmFacts): string {
+/**
+ * What is wrong with KVM on this host, or "" when every probe passed. The
+ * vmx/svm flag is an x86 fact; an arm64 host's cpuinfo has no such flag.
+ */
+function kvmProblem(f: KvmFacts, x86 = true): string {
   if (f.openError) return `${f.device} does not open (${f.openError})`;
   if (f.createVm === undefined) return `KVM_CREATE_VM not tried (no bun:ffi)`;
   if (f.createVm !== "ok") return `KVM_CREATE_VM on ${f.device} fails (${f.createVm})`;
-  if (!f.cpuFlag) return "the CPU advertises no vmx/svm in /proc/cpuinfo";
+  if (x86 && !f.cpuFlag) return "the CPU advertises no vmx/svm in /proc/cpuinfo";
   return "";
+}
+
+/** The guest's architecture and the host's (process.arch): KVM runs only its own. */
+export interface AccelTarget {
+  guest: Pick<GuestArch, "name" | "hostArch">;
+  hostArch: string;
+}
+
+/** Why KVM cannot run this guest at all on this host, or "" when it might. */
+function archProblem(target: AccelTarget | undefined): string {
+  if (!target || target.guest.hostArch === target.hostArch) return "";
+  return `an ${target.guest.name} guest on an ${target.hostArch} host (KVM runs only the host's own architecture)`;
 }
 
 /**
@@ -83,11 +99,19 @@ function kvmProblem(f: KvmFacts): string {
  * without the flag (the watchdog then decides), but throws when the device
  * does not open or cannot create a VM: that guest could not even start.
  */
-export function chooseAccel(request: AccelRequest, facts: KvmFacts | null): AccelChoice {
+export function chooseAccel(
+  request: AccelRequest,
+  facts: KvmFacts | null,
+  target?: AccelTarget,
+): AccelChoice {
   const asked = request.from === "default" ? "auto (default)" : `${request.from} ${request.mode}`;
   if (request.mode === "tcg") return { kvm: false, watchdog: false, why: asked };
+  const foreign = archProblem(target);
+  if (foreign && request.mode === "auto")
+    return { kvm: false, watchdog: false, why: `${asked}: ${foreign}` };
+  if (foreign) throw new Error(`${asked}: cannot use KVM: ${foreign}`);
   if (!facts) throw new Error(`${asked}: KVM facts missing`);
-  const problem = kvmProblem(facts);
+  const problem = kvmProblem(facts, (target?.guest.name ?? "x86_64") === "x86_64");
   if (request.mode === "auto") {
     if (problem) return { kvm: false, watchdog: false, why: `${asked}: ${problem}` };
     return {
@@ -102,12 +126,18 @@ export function chooseAccel(request: AccelRequest, facts: KvmFacts | null): Acce
   return { kvm: true, watchdog: true, why: problem ? `${asked}, although ${problem}` : asked };
 }
 
-/** chooseAccel with the facts read only when the mode needs them. */
+/**
+ * chooseAccel with the facts read only when the mode needs them; `guest`
+ * (default: the host's own x86_64) against this process's architecture.
+ */
 export async function decideAccel(
   request: AccelRequest,
   probe: () => KvmFacts | Promise<KvmFacts> = () => probeKvm(),
+  guest?: GuestArch,
 ): Promise<AccelChoice> {
-  return chooseAccel(request, request.mode === "tcg" ? null : await probe());
+  const target = guest ? { guest, hostArch: process.arch } : undefined;
+  const skip = request.mode === "tcg" || archProblem(target) !== "";
+  return chooseAccel(request, skip ? null : await probe(), target);
 }
 
 const KVM_GET_API_VERSION = 0xae00;

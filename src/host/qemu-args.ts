@@ -6,7 +6,11 @@
  * leave QEMU.
  */
 
+import { GUEST_ARCHES, type GuestArchName } from "./guest-arch";
+
 export interface GuestConfig {
+  /** The guest's architecture (default x86_64): machine, console, CPU. */
+  arch?: GuestArchName;
   kernel: string;
   initrd: string;
   memoryMiB: number;
@@ -62,15 +66,16 @@ export function hostAgentAddress(config: GuestConfig): string {
 }
 
 export function kernelCmdline(config: GuestConfig): string {
+  const x86 = (config.arch ?? "x86_64") === "x86_64";
   const words = [
-    "console=ttyS0",
+    `console=${GUEST_ARCHES[config.arch ?? "x86_64"].console}`,
     // A dead init panics; reboot at once, and -no-reboot turns that into QEMU's exit.
     "panic=-1",
     // The kernel checks the IO-APIC timer by counting ticks over a short
     // busy-wait; a TCG guest on a loaded host misses them and panics ("IO-APIC
     // + timer doesn't work!", seen on a shared 2-core machine). Kata's
-    // guests skip the check too.
-    "no_timer_check",
+    // guests skip the check too. x86 only: arm64 has no IO-APIC.
+    x86 ? "no_timer_check" : "",
     config.kernelMessages ? "" : "quiet",
     `agent.server_addr=${guestListenAddress(config)}`,
     config.logLevel ? `agent.log=${config.logLevel}` : "",
@@ -88,9 +93,11 @@ export function kernelCmdline(config: GuestConfig): string {
 }
 
 /**
- * Arguments for qemu-system-x86_64. The serial console is QEMU's stdin and
- * stdout (`-chardev stdio`), so whoever spawns QEMU drives it and sees every
- * byte from the first; the monitor is off.
+ * Arguments for qemu-system-x86_64 (q35), or qemu-system-aarch64 (-M virt:
+ * its PL011 is the serial console, its generic PCIe host takes the same
+ * virtio-*-pci devices; GIC version the best the accelerator offers). The
+ * serial console is QEMU's stdin and stdout (`-chardev stdio`), so whoever
+ * spawns QEMU drives it and sees every byte from the first; the monitor is off.
  */
 export function qemuArgs(config: GuestConfig): string[] {
   const mac = checkMac(config.mac);
@@ -109,7 +116,7 @@ export function qemuArgs(config: GuestConfig): string[] {
       : ["-device", `vhost-vsock-pci,guest-cid=${config.channel.cid}`];
   return [
     "-machine",
-    "q35",
+    (config.arch ?? "x86_64") === "x86_64" ? "q35" : "virt,gic-version=max",
     ...(config.kvm ? ["-accel", "kvm", "-cpu", "host"] : ["-accel", "tcg", "-cpu", "max"]),
     "-m",
     String(config.memoryMiB),

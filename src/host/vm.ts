@@ -18,6 +18,7 @@ import { type AccelMode, accelRequest, decideAccel, type KvmFacts } from "./acce
 import type { BootSpec } from "./boot-spec";
 import { watchBoot } from "./boot-watchdog";
 import { AgentClient } from "./client";
+import { GUEST_ARCHES, type GuestArchName } from "./guest-arch";
 import { GuestConsole } from "./guest-console";
 import { type GuestConfig, hostAgentAddress, qemuArgs } from "./qemu-args";
 
@@ -27,7 +28,9 @@ export interface VmOptions {
    * the image's cmdline words and QEMU arguments. kernel/initrd win over it.
    */
   boot?: BootSpec;
-  /** Default dist/guest/vmlinux (PVH) when there is one, else dist/guest/vmlinuz. */
+  /** The guest's architecture (default x86_64): QEMU binary, machine, image directory. */
+  arch?: GuestArchName;
+  /** Default GUEST/vmlinux (PVH) when there is one, else GUEST/vmlinuz (GUEST: the arch's dist/guest*). */
   kernel?: string;
   initrd?: string;
   /** MAC of the virtio-net NIC (default 52:54:00:12:34:56). */
@@ -141,7 +144,11 @@ export class Vm {
   static async start(options: VmOptions = {}): Promise<Vm> {
     const note = options.onNote ?? (() => {});
     const request = accelRequest(options.accel);
-    const choice = await decideAccel(request, options.kvmProbe);
+    const choice = await decideAccel(
+      request,
+      options.kvmProbe,
+      GUEST_ARCHES[options.arch ?? "x86_64"],
+    );
     note(`acceleration: ${choice.kvm ? "KVM" : "TCG"} (${choice.why})`);
     const vm = await Vm.spawn(options, { kvm: choice.kvm, why: choice.why });
     if (!choice.watchdog) return vm;
@@ -157,13 +164,15 @@ export class Vm {
 
   /** Spawns one QEMU; resolves once the process runs. */
   private static async spawn(options: VmOptions, accel: Accel): Promise<Vm> {
+    const arch = GUEST_ARCHES[options.arch ?? "x86_64"];
+    const guest = arch.guestDir;
     // The uncompressed ELF boots by PVH, skipping the bzImage's decompression.
     const kernel = resolve(
       options.kernel ??
         options.boot?.kernel ??
-        (existsSync("dist/guest/vmlinux") ? "dist/guest/vmlinux" : "dist/guest/vmlinuz"),
+        (existsSync(`${guest}/vmlinux`) ? `${guest}/vmlinux` : `${guest}/vmlinuz`),
     );
-    const initrd = resolve(options.initrd ?? options.boot?.initrd ?? "dist/guest/initrd.img");
+    const initrd = resolve(options.initrd ?? options.boot?.initrd ?? `${guest}/initrd.img`);
     const extraCmdline = [...(options.boot?.cmdline ?? []), ...(options.extraCmdline ?? [])];
     for (const f of [kernel, initrd]) {
       if (!existsSync(f)) throw new Error(`${f} missing: run npm run rootfs`);
@@ -173,6 +182,7 @@ export class Vm {
       options.channel === "vsock" ||
       ((options.channel ?? "auto") === "auto" && usable("/dev/vhost-vsock"));
     const config: GuestConfig = {
+      ...(arch.name === "x86_64" ? {} : { arch: arch.name }),
       kernel,
       initrd,
       memoryMiB: options.memoryMiB ?? 512,
@@ -192,11 +202,12 @@ export class Vm {
     const args = qemuArgs(config);
     installExitHook();
     const startedAt = performance.now();
+    const qemu = options.qemu ?? arch.qemu;
     let child: Qemu;
     try {
       // QEMU runs in the user's own environment (their TMPDIR and the rest).
       child = startProcess({
-        argv: [options.qemu ?? "qemu-system-x86_64", ...args],
+        argv: [qemu, ...args],
         stdin: "pipe",
         stdout: "pipe",
         stderr: "pipe",
@@ -204,7 +215,7 @@ export class Vm {
       });
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`cannot start qemu-system-x86_64: ${(err as Error).message}`);
+      throw new Error(`cannot start ${qemu}: ${(err as Error).message}`);
     }
     live.add(child);
     return new Vm(child, config, dir, accel, startedAt, options.onConsole);

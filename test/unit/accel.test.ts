@@ -13,6 +13,7 @@ import {
   parseAccelMode,
   probeKvm,
 } from "../../src/host/accel";
+import { GUEST_ARCHES } from "../../src/host/guest-arch";
 
 const good: KvmFacts = { device: "/dev/kvm", createVm: "ok", cpuFlag: "vmx" };
 const auto = { mode: "auto", from: "default" } as const;
@@ -88,6 +89,43 @@ describe("chooseAccel", () => {
     expect(probes).toBe(0);
     expect((await decideAccel(auto, probe)).kvm).toBe(true);
     expect(probes).toBe(1);
+  });
+});
+
+describe("the guest's architecture against the host's", () => {
+  const arm64 = GUEST_ARCHES.arm64;
+  const onX64 = { guest: arm64, hostArch: "x64" };
+  const onArm64 = { guest: arm64, hostArch: "arm64" };
+
+  it("an arm64 guest on an x86_64 host runs under TCG, even with a working KVM; kvm refuses", () => {
+    const c = chooseAccel(auto, good, onX64);
+    expect(c).toMatchObject({ kvm: false, watchdog: false });
+    expect(c.why).toBe(
+      "auto (default): an arm64 guest on an x64 host (KVM runs only the host's own architecture)",
+    );
+    expect(() => chooseAccel(kvm, good, onX64)).toThrow(
+      /--accel kvm: cannot use KVM: an arm64 guest on an x64 host/,
+    );
+  });
+
+  it("on an arm64 host, KVM needs the device and KVM_CREATE_VM, not an x86 CPU flag", () => {
+    const armFacts = { ...good, cpuFlag: "" };
+    expect(chooseAccel(auto, armFacts, onArm64)).toMatchObject({ kvm: true, watchdog: true });
+    expect(chooseAccel(auto, { ...armFacts, openError: "ENOENT" }, onArm64).kvm).toBe(false);
+    // The x86_64 guest keeps its flag check.
+    const x86 = { guest: GUEST_ARCHES.x86_64, hostArch: "x64" };
+    expect(chooseAccel(auto, armFacts, x86).kvm).toBe(false);
+  });
+
+  it("decideAccel does not probe KVM for a guest it cannot run", async () => {
+    let probes = 0;
+    const probe = () => {
+      probes++;
+      return good;
+    };
+    const foreign = process.arch === "arm64" ? GUEST_ARCHES.x86_64 : arm64;
+    expect((await decideAccel(auto, probe, foreign)).kvm).toBe(false);
+    expect(probes).toBe(0);
   });
 });
 

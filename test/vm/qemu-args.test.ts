@@ -100,6 +100,30 @@ describe("kernelCmdline", () => {
   });
 });
 
+describe("an arm64 guest", () => {
+  const arm: GuestConfig = { ...base, arch: "arm64" };
+
+  it("is -M virt with its PL011 console, the same virtio PCI devices, and no x86 words", () => {
+    const args = qemuArgs(arm);
+    expect(values(args, "-machine")).toEqual(["virt,gic-version=max"]);
+    expect(args.join(" ")).toContain("-accel tcg -cpu max");
+    expect(values(args, "-device")).toContain("virtio-net-pci,netdev=net0,mac=52:54:00:ab:cd:ef");
+    expect(values(args, "-device")).toContain("virtio-serial-pci,id=vser0");
+    expect(kernelCmdline(arm).split(" ")).toEqual([
+      "console=ttyAMA0",
+      "panic=-1",
+      "quiet",
+      "agent.server_addr=serial://agent.channel.0",
+      "init.nojit",
+    ]);
+  });
+
+  it("leaves the x86_64 guest's words as they were", () => {
+    expect(qemuArgs({ ...base, arch: "x86_64" })).toEqual(qemuArgs(base));
+    expect(values(qemuArgs(base), "-machine")).toEqual(["q35"]);
+  });
+});
+
 describe("checkMac", () => {
   it.each(["52:54:00:12:34:56", "02:00:00:00:00:01"])("accepts %s", (mac) => {
     expect(checkMac(mac)).toBe(mac);
