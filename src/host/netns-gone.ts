@@ -11,11 +11,8 @@
 import { type FSWatcher, mkdtempSync, rmSync, statSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-
-/** The file a `--netns` value (a name or a path, as resolveNetns returns it) stands for. */
-export function netnsFile(netns: string): string {
-  return netns.startsWith("/") ? netns : `/run/netns/${netns}`;
-}
+import { netnsFile } from "../process/command";
+import { type Child, startProcess } from "../process/start-process";
 
 function inode(path: string): string | undefined {
   try {
@@ -36,7 +33,7 @@ export class NetnsGoneWatcher {
   private readonly file: string;
   private readonly identity: string | undefined;
   private watcher: FSWatcher | undefined;
-  private waiter: ReturnType<typeof Bun.spawn> | undefined;
+  private waiter: Child<"ignore", "ignore", "ignore"> | undefined;
   private fired = false;
   private closed = false;
 
@@ -76,7 +73,8 @@ export class NetnsGoneWatcher {
     const dir = mkdtempSync(join(tmpdir(), "netagent-pidwait-"));
     const pidfile = join(dir, "pid");
     writeFileSync(pidfile, `${pid}\n`);
-    const proc = Bun.spawn(["pidwait", "-F", pidfile], {
+    const proc = startProcess({
+      argv: ["pidwait", "-F", pidfile],
       stdin: "ignore",
       stdout: "ignore",
       stderr: "ignore",
@@ -98,8 +96,6 @@ export class NetnsGoneWatcher {
   close(): void {
     this.closed = true;
     this.watcher?.close();
-    if (this.waiter && this.waiter.exitCode === null && this.waiter.signalCode === null) {
-      this.waiter.kill("SIGTERM");
-    }
+    this.waiter?.kill("SIGTERM");
   }
 }

@@ -11,13 +11,16 @@
  * changed is not parsed from here: the watch rereads the whole pod.
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import type { Command } from "../process/command";
+import { type Child, startProcess } from "../process/start-process";
 
 export type MonitorKind = "link" | "addr" | "route" | "rule" | "neigh" | "filter" | "other";
 
 /** A monitor program: how to start it, how its lines read, which netlink family it listens on. */
 export interface MonitorTool {
   name: string;
-  argv: string[];
+  /** What runs, and in which namespace. */
+  command: Command;
   /** The kind of event a line begins, or null for a continuation or noise. */
   lineKind(line: string): MonitorKind | null;
   /** NETLINK_ROUTE 0, NETLINK_NETFILTER 12. */
@@ -28,7 +31,7 @@ export interface MonitorTool {
 export function ipMonitorTool(netns: string, binary = "ip"): MonitorTool {
   return {
     name: "ip monitor",
-    argv: monitorArgv(netns, binary),
+    command: monitorCommand(netns, binary),
     lineKind: monitorLineKind,
     netlinkProtocol: 0,
   };
@@ -50,12 +53,15 @@ export function monitorLineKind(line: string): MonitorKind | null {
   return KINDS[m[1] as string] ?? "other";
 }
 
-/** argv of the monitor for a pod namespace given as a name under /run/netns or a path. */
-export function monitorArgv(netns: string, binary = "ip"): string[] {
+/**
+ * The monitor for a pod namespace given as a name under /run/netns (iproute2's
+ * own `-n`) or a path (entered with nsenter: `-n` takes names only).
+ */
+export function monitorCommand(netns: string, binary = "ip"): Command {
   const args = ["monitor", "label", "link", "address", "route", "rule", "neigh"];
   return netns.startsWith("/")
-    ? ["nsenter", `--net=${netns}`, "--", binary, ...args]
-    : [binary, "-n", netns, ...args];
+    ? { argv: [binary, ...args], netns }
+    : { argv: [binary, "-n", netns, ...args] };
 }
 
 /**
@@ -92,7 +98,7 @@ export interface MonitorHandlers {
 }
 
 export class PodMonitor {
-  private proc: ReturnType<typeof Bun.spawn> | undefined;
+  private proc: Child<"ignore", "pipe", "pipe"> | undefined;
   private stopped = false;
 
   constructor(
@@ -110,20 +116,20 @@ export class PodMonitor {
    * /proc every 2 ms for at most `readyTimeoutMs`: once, at start.
    */
   async start(readyTimeoutMs = 5000): Promise<void> {
-    const proc = Bun.spawn(this.tool.argv, {
+    const proc = startProcess({
+      ...this.tool.command,
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
     });
     this.proc = proc;
-    const stderr = new Response(proc.stderr as ReadableStream).text();
-    this.readLines(proc.stdout as ReadableStream<Uint8Array>);
+    const stderr = new Response(proc.stderr).text();
+    this.readLines(proc.stdout);
     let exited = false;
-    proc.exited.then(async (code) => {
+    proc.exited.then(async ({ code, signal }) => {
       exited = true;
       if (this.stopped) return;
-      this.handlers.onExit(proc.signalCode ?? code, (await stderr).trim());
+      this.handlers.onExit(signal ?? code, (await stderr).trim());
     });
     const until = performance.now() + readyTimeoutMs;
     const name = this.tool.name;
@@ -161,8 +167,6 @@ export class PodMonitor {
   /** Stops the tool by its PID (SIGTERM); idempotent. */
   stop(): void {
     this.stopped = true;
-    if (this.proc && this.proc.exitCode === null && this.proc.signalCode === null) {
-      this.proc.kill("SIGTERM");
-    }
+    this.proc?.kill("SIGTERM");
   }
 }

@@ -12,6 +12,8 @@ import type { FullState, Sysctl } from "../net/full-state";
 import { IpRunner } from "../net/ip-runner";
 import { DERIVED, normaliseSysctlValue, parseSysctlKey } from "../net/sysctl-keys";
 import { isManagedLink, LOOPBACK } from "../net/vocabulary/links";
+import { commandArgv } from "../process/command";
+import { runProcess } from "../process/run-process";
 
 /** Keys whose default the kernel sizes by the machine's memory: a guest's differ by design. */
 export const MEMORY_SIZED = new Set([
@@ -37,21 +39,23 @@ export function parseSysctlDump(text: string): Map<string, string> {
   return out;
 }
 
-async function runText(argv: string[]): Promise<string> {
-  const proc = Bun.spawn(argv, {
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+/** How long one `sysctl -a` may run (it reads a few hundred files) before it is killed. */
+const SYSCTL_READ_MS = 30_000;
+
+async function runText(argv: string[], netns?: string): Promise<string> {
+  const command = netns === undefined ? { argv } : { argv, netns };
+  const { stop, stdout, stderr } = await runProcess({ ...command, timeoutMs: SYSCTL_READ_MS });
+  const what = commandArgv(command).join(" ");
+  if (stop.kind === "not-started") throw new Error(`${what}: ${stop.error.message}`);
+  if (stop.kind === "timed-out") {
+    throw new Error(`${what}: killed (SIGKILL) after ${stop.ms} ms without finishing`);
+  }
+  if (stop.kind !== "exited") throw new Error(`${what}: stopped (${stop.kind})`);
+  const out = new TextDecoder().decode(stdout);
   // sysctl -a exits non-zero when a key refuses reads (stable_secret): the rest is good.
-  if (code !== 0 && out === "")
-    throw new Error(`${argv.join(" ")}: ${err.trim() || `exit ${code}`}`);
+  if (stop.code !== 0 && out === "") {
+    throw new Error(`${what}: ${stderr.trim() || `exit ${stop.code}`}`);
+  }
   return out;
 }
 
@@ -59,8 +63,7 @@ const DUMP = ["sysctl", "-a", "-r", "^net\\."];
 
 /** The net.* sysctls of a namespace (a name under /run/netns or a path). */
 export async function readNetnsSysctls(netns: string): Promise<Map<string, string>> {
-  const path = netns.startsWith("/") ? netns : `/run/netns/${netns}`;
-  return parseSysctlDump(await runText(["nsenter", `--net=${path}`, "--", ...DUMP]));
+  return parseSysctlDump(await runText(DUMP, netns));
 }
 
 let defaultsCache: Promise<Map<string, string>> | undefined;

@@ -18,10 +18,9 @@ export function xtablesLineKind(line: string): MonitorKind | null {
 
 /** xtables-monitor inside `netns` (a name under /run/netns or a path). */
 export function xtablesMonitorTool(netns: string): MonitorTool {
-  const file = netns.startsWith("/") ? netns : `/run/netns/${netns}`;
   return {
     name: "xtables-monitor",
-    argv: ["nsenter", `--net=${file}`, "--", "stdbuf", "-oL", "xtables-monitor", "-e"],
+    command: { argv: ["stdbuf", "-oL", "xtables-monitor", "-e"], netns },
     lineKind: xtablesLineKind,
     netlinkProtocol: 12,
   };
