@@ -6,8 +6,8 @@
  * (ip-session.ts) decides what to send and when to trust it.
  */
 import { readFileSync } from "node:fs";
-import type { Subprocess } from "bun";
-import type { TtrpcError } from "../ttrpc/codes";
+import { type Child, startProcess } from "../process/start-process";
+import { Code, TtrpcError } from "../ttrpc/codes";
 import { NameCacheWatch } from "./ip-name-cache";
 
 /** What one exchange (or one-shot run) left: the same shape for both. */
@@ -22,11 +22,23 @@ export interface RunResult {
 /** The comment line that ends an exchange (stand-ins in tests split on it). */
 export const EXCHANGE_END = "# netagent exchange";
 
-type Child = Subprocess<"pipe", "pipe", "pipe">;
+/**
+ * An ip run or exchange past its own time limit: UNAVAILABLE, as every
+ * tool past its own limit (src/process/run-process.ts says why).
+ */
+export function killedAfter(ms: number): TtrpcError {
+  return new TtrpcError(`killed (SIGKILL) after ${ms} ms without finishing`, Code.UNAVAILABLE);
+}
+
+/** The status a cancelled call's ip fails with: the abort reason's code and words. */
+export function cancelled(signal: AbortSignal, what: string): TtrpcError {
+  const reason = TtrpcError.from(signal.reason);
+  return new TtrpcError(`${what}: call cancelled (${reason.message})`, reason.code);
+}
 
 /** One running process and what has come out of it. */
 export class Resident {
-  readonly proc: Child;
+  readonly proc: Child<"pipe", "pipe", "pipe">;
   private readonly reader: { read(): Promise<{ value?: Uint8Array; done: boolean }> };
   private readonly decoder = new TextDecoder();
   /** Complete lines of standard output not yet taken, and the line still coming. */
@@ -47,11 +59,11 @@ export class Resident {
   killed: TtrpcError | undefined;
 
   constructor(binary: string) {
-    const proc = Bun.spawn([binary, "-json", "-details", "-batch", "-"], {
+    const proc = startProcess({
+      argv: [binary, "-json", "-details", "-batch", "-"],
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
     });
     this.proc = proc;
     this.reader = proc.stdout.getReader() as unknown as Resident["reader"];
@@ -69,7 +81,7 @@ export class Resident {
    * (a dead child is a zombie, or gone, in /proc).
    */
   get alive(): boolean {
-    if (this.ended || this.killed !== undefined || this.proc.exitCode !== null) return false;
+    if (this.ended || this.killed !== undefined || !this.proc.running) return false;
     try {
       const stat = readFileSync(`/proc/${this.proc.pid}/stat`, "latin1");
       return stat[stat.lastIndexOf(")") + 2] !== "Z";

@@ -1,16 +1,20 @@
 /**
- * IpRunner: the only place that spawns iproute2. Always without a shell:
- * reads with `ip -json -details`, writes a whole plan through one
- * `ip -batch -` process. Errors carry the failing command, iproute2's words
+ * IpRunner: what the agent and netagentctl ask of iproute2, as one-shot
+ * processes (started by src/process) or exchanges with the resident
+ * session (ip-session.ts). Reads with `ip -json -details`, writes a whole
+ * plan through one `ip -batch -`. Errors carry the failing command, iproute2's words
  * and a status code from the one table in ip-errors.ts. Every run is
  * bounded in time ({@link IpLimits}) and killed when the call that asked
  * for it is cancelled.
  */
+import type { Command } from "../process/command";
+import { runProcess } from "../process/run-process";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { FullState } from "./full-state";
 import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
 import { dropOutput, outputPath, takeOutput } from "./ip-output";
-import type { IpSession, RunResult } from "./ip-session";
+import { cancelled, killedAfter, type RunResult } from "./ip-resident";
+import type { IpSession } from "./ip-session";
 import { splitJsonDocuments } from "./json-documents";
 import type { Link, NetState, Route } from "./model";
 import { parseAllTableRoutes, parseLinks, parseNeighbors, parseRoutes } from "./parse-ip-json";
@@ -113,72 +117,58 @@ export class IpRunner {
 
   private async spawn(args: string[], stdin?: string, opts: IpRunOptions = {}): Promise<RunResult> {
     const { signal } = opts;
-    // Also when the call was cancelled while waiting for a process slot.
-    if (signal?.aborted) {
-      return { stdout: "", stderr: "", exitCode: -1, killed: cancelled(signal, "not started") };
-    }
-    let proc: ReturnType<typeof Bun.spawn>;
     // Output to a file, not a pipe (ip-output.ts: a pipe costs ~10x the CPU).
     const outFile = outputPath();
-    try {
-      const argv =
-        this.netns === undefined
-          ? [this.binary, ...args]
-          : this.netns.startsWith("/")
-            ? ["nsenter", `--net=${this.netns}`, "--", this.binary, ...args]
-            : [this.binary, "-n", this.netns, ...args];
-      proc = Bun.spawn(argv, {
-        stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
-        stdout: outFile === undefined ? "pipe" : Bun.file(outFile),
-        stderr: "pipe",
-        env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
-      });
-    } catch (err) {
+    const r = await runProcess({
+      ...this.command(args),
+      ...(stdin === undefined ? {} : { stdin }),
+      timeoutMs: this.timeoutFor(stdin === undefined ? 0 : countLines(stdin)),
+      ...(signal ? { signal } : {}),
+      ...(outFile === undefined ? {} : { stdoutFile: outFile }),
+    });
+    const { stop } = r;
+    if (stop.kind !== "exited") {
       if (outFile !== undefined) dropOutput(outFile);
-      throw new TtrpcError(`cannot run ${this.binary}: ${(err as Error).message}`, Code.INTERNAL, {
-        cause: err,
-      });
-    }
-    const ms = this.timeoutFor(stdin === undefined ? 0 : countLines(stdin));
-    let killed: TtrpcError | undefined;
-    // SIGKILL by PID: ip has no clean-up worth waiting for, and whoever
-    // asked reads the table again (and restores it) once ip is gone.
-    const kill = (why: TtrpcError) => {
-      killed ??= why;
-      proc.kill("SIGKILL");
-    };
-    const timer = setTimeout(() => {
-      kill(new TtrpcError(`killed (SIGKILL) after ${ms} ms without finishing`, Code.UNAVAILABLE));
-    }, ms);
-    const onAbort = () => kill(cancelled(signal as AbortSignal, "killed (SIGKILL)"));
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const stdout =
-      outFile === undefined
-        ? new Response(proc.stdout as ReadableStream).text()
-        : proc.exited.then(() => takeOutput(outFile));
-    const stderr = new Response(proc.stderr as ReadableStream).text();
-    try {
-      // Reaped: `exited` settles once the child is gone, not merely signalled.
-      const exitCode = await proc.exited;
-      if (killed) {
-        // A wrapper's child may still hold the pipes: a killed run's output
-        // is not worth waiting for.
-        stdout.catch(() => {});
-        stderr.catch(() => {});
-        if (outFile !== undefined) dropOutput(outFile);
-        return { stdout: "", stderr: "", exitCode, killed };
+      switch (stop.kind) {
+        case "not-started":
+          throw new TtrpcError(`cannot run ${this.binary}: ${stop.error.message}`, Code.INTERNAL, {
+            cause: stop.error,
+          });
+        case "aborted": {
+          // Also when the call was cancelled while waiting for a process slot.
+          const what = stop.started ? "killed (SIGKILL)" : "not started";
+          return {
+            stdout: "",
+            stderr: "",
+            exitCode: -1,
+            killed: cancelled(signal as AbortSignal, what),
+          };
+        }
+        case "timed-out":
+          return { stdout: "", stderr: "", exitCode: -1, killed: killedAfter(stop.ms) };
+        case "output-cap":
+          throw new Error("ip runs have no output cap");
       }
-      const [out, err] = await Promise.all([stdout, stderr]);
-      // A process killed by a signal leaves no words of its own: say so.
-      const died =
-        proc.signalCode && !err.trim()
-          ? `ip was killed by ${proc.signalCode} before it finished`
-          : "";
-      return { stdout: out, stderr: err || died, exitCode };
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
     }
+    const out =
+      outFile === undefined ? new TextDecoder().decode(r.stdout) : await takeOutput(outFile);
+    // A process killed by a signal leaves no words of its own: say so.
+    const died =
+      stop.signal && !r.stderr.trim() ? `ip was killed by ${stop.signal} before it finished` : "";
+    return { stdout: out, stderr: r.stderr || died, exitCode: stop.code };
+  }
+
+  /**
+   * `ip ARGS` in the runner's namespace: a name by iproute2's own `-n`
+   * (no extra exec), a path through nsenter (iproute2 6.1's `-n` takes
+   * names only).
+   */
+  private command(args: string[]): Command {
+    const { netns } = this;
+    if (netns === undefined) return { argv: [this.binary, ...args] };
+    return netns.startsWith("/")
+      ? { argv: [this.binary, ...args], netns }
+      : { argv: [this.binary, "-n", netns, ...args] };
   }
 
   /** The resident session, when there is one, it is free and `lines` are small work. */
@@ -492,12 +482,6 @@ interface Details {
 
 function jsonArgs(opts: Details): string[] {
   return opts.details === false ? ["-json"] : ["-json", "-details"];
-}
-
-/** The status a cancelled call's ip fails with: the abort reason's code and words. */
-function cancelled(signal: AbortSignal, what: string): TtrpcError {
-  const reason = TtrpcError.from(signal.reason);
-  return new TtrpcError(`${what}: call cancelled (${reason.message})`, reason.code);
 }
 
 function countLines(text: string): number {

@@ -22,7 +22,7 @@
  * links (the call's own read, moments before).
  */
 import { Code, TtrpcError } from "../ttrpc/codes";
-import { Resident, type RunResult } from "./ip-resident";
+import { cancelled, killedAfter, Resident, type RunResult } from "./ip-resident";
 
 export type { RunResult } from "./ip-resident";
 
@@ -216,14 +216,7 @@ export class IpSession {
     // Only this exchange's words matter: warnings of earlier ones are not kept for ever.
     if (resident.err.length > MAX_KEPT_STDERR) resident.err = "";
     const errFrom = resident.err.length;
-    const timer = setTimeout(() => {
-      resident.kill(
-        new TtrpcError(
-          `killed (SIGKILL) after ${opts.timeoutMs} ms without finishing`,
-          Code.UNAVAILABLE,
-        ),
-      );
-    }, opts.timeoutMs);
+    const timer = setTimeout(() => resident.kill(killedAfter(opts.timeoutMs)), opts.timeoutMs);
     const onAbort = () => resident.kill(cancelled(signal as AbortSignal, "killed (SIGKILL)"));
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
@@ -237,17 +230,17 @@ export class IpSession {
       if (this.resident === resident) this.resident = undefined;
       const killed = resident.killed;
       // Bounded by the timer: it kills a process that closed its output and lingers.
-      const exitCode = await resident.proc.exited;
-      if (killed) return { stdout: "", stderr: "", exitCode, killed, docs: [] };
+      const exit = await resident.proc.exited;
+      if (killed) return { stdout: "", stderr: "", exitCode: exit.code, killed, docs: [] };
       await Promise.race([resident.errDone, Bun.sleep(STDERR_GRACE_MS)]);
       const words = renumber(resident.err.slice(errFrom), base);
-      const died = resident.proc.signalCode
-        ? `ip was killed by ${resident.proc.signalCode} before it finished`
+      const died = exit.signal
+        ? `ip was killed by ${exit.signal} before it finished`
         : "ip ended before answering";
       return {
         stdout: docs.join("\n"),
         stderr: words.trim() ? words : died,
-        exitCode: exitCode || 1,
+        exitCode: exit.code || 1,
         docs,
       };
     } finally {
@@ -294,9 +287,4 @@ export function renumber(stderr: string, base: number): string {
     /Command failed -:(\d+)/g,
     (_, m: string) => `Command failed -:${Number(m) - base}`,
   );
-}
-
-function cancelled(signal: AbortSignal, what: string): TtrpcError {
-  const reason = TtrpcError.from(signal.reason);
-  return new TtrpcError(`${what}: call cancelled (${reason.message})`, reason.code);
 }

@@ -1,11 +1,12 @@
 /**
- * IptablesRunner: the only place that spawns the iptables tools
- * (iptables-save/-restore, ip6tables-save/-restore). Like IpRunner: no
- * shell, the rules on stdin, a fixed environment. Bounded: input and output
- * are capped at {@link MAX_RULES_BYTES}, every process has a deadline
- * ({@link DEFAULT_TIMEOUT_MS}, or the call's when sooner) and is killed on
- * the call's abort signal; a killed or stuck process is reported as such.
+ * IptablesRunner: runs the iptables tools (iptables-save/-restore,
+ * ip6tables-save/-restore) through src/process, the rules on stdin, and
+ * says what their ends mean. Bounded: input and output are capped at
+ * {@link MAX_RULES_BYTES}, every process has a time limit
+ * ({@link DEFAULT_TIMEOUT_MS}) and is killed on the call's abort signal; a
+ * killed or stuck process is reported as such.
  */
+import { runProcess } from "../process/run-process";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { classifyRestoreError, type RestoreFailure, restoreFailure } from "./iptables-errors";
 
@@ -15,8 +16,10 @@ import { classifyRestoreError, type RestoreFailure, restoreFailure } from "./ipt
  * namespace holds far less (an Istio sidecar's rules are ~3 KiB).
  */
 export const MAX_RULES_BYTES = 3 * 1024 * 1024;
-/** How long one tool may run before it is killed. */
+/** How long one tool may run before it is killed (then UNAVAILABLE: src/process/run-process.ts). */
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/** The most of a tool's stderr kept (errors quote at most MAX_WORDS of it). */
+const MAX_STDERR_BYTES = 64 * 1024;
 
 export type Tool = "save" | "restore";
 export type IpFamily = 4 | 6;
@@ -51,7 +54,7 @@ export interface IptablesRunnerOptions {
 interface RunResult {
   stdout: Uint8Array;
   stderr: string;
-  exitCode: number | null;
+  exitCode: number;
 }
 
 export class IptablesRunner {
@@ -111,116 +114,57 @@ export class IptablesRunner {
     throw new RestoreError(name, failure, classifyRestoreError(r.stderr));
   }
 
-  private argv(name: string, args: string[]): string[] {
-    const bin = this.options.binaries?.[name] ?? name;
-    const { netns } = this.options;
-    if (netns === undefined) return [bin, ...args];
-    const path = netns.startsWith("/") ? netns : `/run/netns/${netns}`;
-    return ["nsenter", `--net=${path}`, "--", bin, ...args];
-  }
-
   private async run(
     name: string,
     args: string[],
     stdin: Uint8Array | undefined,
     signal: AbortSignal | undefined,
   ): Promise<RunResult> {
-    if (signal?.aborted) throw abortError(name, signal);
-    let proc: Bun.Subprocess<"pipe" | "ignore", "pipe", "pipe">;
-    try {
-      proc = Bun.spawn(this.argv(name, args), {
-        stdin: stdin === undefined ? "ignore" : "pipe",
-        stdout: "pipe",
-        stderr: "pipe",
-        env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" },
-      });
-    } catch (err) {
-      throw new TtrpcError(`cannot run ${name}: ${(err as Error).message}`, Code.INTERNAL, {
-        cause: err,
-      });
-    }
-    let why: "timeout" | "abort" | "overflow" | undefined;
-    const kill = (reason: typeof why) => {
-      why ??= reason;
-      proc.kill("SIGKILL");
-    };
-    const timer = setTimeout(() => kill("timeout"), this.timeoutMs);
-    const onAbort = () => kill("abort");
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      if (stdin !== undefined && typeof proc.stdin === "object") {
-        // A tool that exits early (a parse error) closes its end: that is
-        // its answer, not ours to report.
-        try {
-          proc.stdin.write(stdin);
-          await proc.stdin.end();
-        } catch {}
-      }
-      const [stdout, stderr, exitCode] = await Promise.all([
-        readCapped(proc.stdout, this.maxBytes, () => kill("overflow")),
-        readCapped(proc.stderr, 64 * 1024),
-        proc.exited,
-      ]);
-      if (why === "timeout") {
+    const bin = this.options.binaries?.[name] ?? name;
+    const { netns } = this.options;
+    const r = await runProcess({
+      argv: [bin, ...args],
+      ...(netns === undefined ? {} : { netns }),
+      ...(stdin === undefined ? {} : { stdin }),
+      timeoutMs: this.timeoutMs,
+      ...(signal ? { signal } : {}),
+      maxOutputBytes: this.maxBytes,
+      maxStderrBytes: MAX_STDERR_BYTES,
+    });
+    const { stop } = r;
+    switch (stop.kind) {
+      case "not-started":
+        throw new TtrpcError(`cannot run ${name}: ${stop.error.message}`, Code.INTERNAL, {
+          cause: stop.error,
+        });
+      case "timed-out":
         throw new TtrpcError(
-          `${name} did not finish within ${this.timeoutMs} ms and was killed`,
-          Code.DEADLINE_EXCEEDED,
+          `${name} did not finish within ${stop.ms} ms and was killed`,
+          Code.UNAVAILABLE,
         );
-      }
-      if (why === "abort") throw abortError(name, signal as AbortSignal);
-      if (why === "overflow") {
+      case "aborted":
+        throw abortError(name, stop.reason);
+      case "output-cap":
         throw new TtrpcError(
-          `${name} printed more than ${this.maxBytes} bytes and was stopped`,
+          `${name} printed more than ${stop.bytes} bytes and was stopped`,
           Code.RESOURCE_EXHAUSTED,
         );
-      }
-      const text = new TextDecoder().decode(stderr);
-      // A process killed by a signal leaves no words of its own: say so.
-      if (proc.signalCode && !text.trim()) {
-        throw new TtrpcError(
-          `${name} was killed by ${proc.signalCode} before it finished`,
-          Code.INTERNAL,
-        );
-      }
-      return { stdout, stderr: text, exitCode };
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
     }
+    // A process killed by a signal leaves no words of its own: say so.
+    if (stop.signal && !r.stderr.trim()) {
+      throw new TtrpcError(
+        `${name} was killed by ${stop.signal} before it finished`,
+        Code.INTERNAL,
+      );
+    }
+    return { stdout: r.stdout, stderr: r.stderr, exitCode: stop.code };
   }
 }
 
-function abortError(name: string, signal: AbortSignal): TtrpcError {
-  const timeout = (signal.reason as Error | undefined)?.name === "TimeoutError";
+function abortError(name: string, reason: unknown): TtrpcError {
+  const timeout = (reason as Error | undefined)?.name === "TimeoutError";
   return new TtrpcError(
     `${name} stopped: the call was ${timeout ? "past its deadline" : "cancelled"}`,
     timeout ? Code.DEADLINE_EXCEEDED : Code.CANCELLED,
   );
-}
-
-/** Reads a stream whole, up to `max` bytes; past it calls `over` and keeps only `max`. */
-async function readCapped(
-  stream: ReadableStream<Uint8Array>,
-  max: number,
-  over?: () => void,
-): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    if (size + chunk.length > max) {
-      chunks.push(chunk.subarray(0, max - size));
-      size = max;
-      over?.();
-      break;
-    }
-    chunks.push(chunk);
-    size += chunk.length;
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
