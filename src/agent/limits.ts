@@ -10,7 +10,12 @@ export { KEPT_TABLE_MAX_ROUTES } from "../net/ip-runner";
 export { MAX_KEPT_STDERR as MAX_KEPT_IP_STDERR } from "../net/ip-session";
 // GetIPTables / SetIPTables: rules text in and out, and each iptables tool's deadline.
 export { DEFAULT_TIMEOUT_MS as IPTABLES_TIMEOUT_MS, MAX_RULES_BYTES } from "../net/iptables-runner";
-export { MAX_CALLS_PER_CONNECTION, MAX_DATA_LENGTH, MAX_REPEATED_ENTRIES } from "../ttrpc/limits";
+export {
+  MAX_CALLS_PER_CONNECTION,
+  MAX_DATA_LENGTH,
+  MAX_FORWARDED_CALLS_PER_CONNECTION,
+  MAX_REPEATED_ENTRIES,
+} from "../ttrpc/limits";
 export { QUOTE_PREFIX } from "../ttrpc/quote";
 export { MAX_STATUS_MESSAGE_BYTES } from "../ttrpc/status";
 // netagent.v1.Network Apply: entries of each kind in one request.
@@ -82,3 +87,19 @@ export const MIN_ANSWER_READ_BYTES_PER_SEC = 4096;
  * (`--idle-timeout-ms`).
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+
+/** Front mode: longest wait for the upstream to accept a connection. */
+export const UPSTREAM_CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * Front mode: how long past its deadline a forwarded call waits for the
+ * upstream's own answer (its DEADLINE_EXCEEDED, worded its way) before the
+ * front gives it up and answers DEADLINE_EXCEEDED itself.
+ */
+export const FORWARD_DEADLINE_GRACE_MS = 1000;
+
+/**
+ * Front mode: bytes written for the upstream and not yet taken by it above
+ * which the caller's next requests wait (each could add a 4 MiB frame).
+ */
+export const MAX_UNSENT_FORWARD_BYTES = 1 << 20;

@@ -10,26 +10,17 @@
  * A single call given up (past its deadline and a grace, or cancelled) is
  * forgotten: its late answer is dropped.
  */
+import {
+  FORWARD_DEADLINE_GRACE_MS,
+  MAX_UNSENT_FORWARD_BYTES,
+  UPSTREAM_CONNECT_TIMEOUT_MS,
+} from "../agent/limits";
 import type { Logger } from "../agent/log";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { ForwardedAnswer, ForwardedCall } from "../ttrpc/forward";
 import { peekStatus, withTimeout } from "./forward-envelope";
 import type { UpstreamAddress } from "./upstream-address";
 import { UpstreamLink } from "./upstream-link";
-
-/** Longest wait for the upstream to accept a connection. */
-export const UPSTREAM_CONNECT_TIMEOUT_MS = 5000;
-/**
- * How long past its deadline a forwarded call waits for the upstream's own
- * answer (its DEADLINE_EXCEEDED, worded its way) before the front gives up
- * on it and answers DEADLINE_EXCEEDED itself.
- */
-export const FORWARD_DEADLINE_GRACE_MS = 1000;
-/**
- * Bytes written for the upstream and not taken by it above which the
- * caller's next requests wait (each could add a 4 MiB frame).
- */
-export const MAX_UNSENT_FORWARD_BYTES = 1 << 20;
 
 /** Changes an OK answer on its way back (GetMetrics gets netagent's metrics appended). */
 export type AnswerHook = (call: ForwardedCall, answer: ForwardedAnswer) => ForwardedAnswer;

@@ -80,6 +80,11 @@ export interface StartAgentOptions {
   netns?: { name: string };
   /** Another agent build than dist/netagent (benches comparing two). */
   binary?: string;
+  /**
+   * Ready when the socket accepts rather than when it answers Check: for a
+   * front whose upstream (which answers Check) is not there or never answers.
+   */
+  readyOnSocket?: boolean;
 }
 
 /**
@@ -108,9 +113,11 @@ export async function startAgent(
     // a listening socket before the agent's JS has gone on to install its
     // signal handlers (and Bun activates those a loop turn later).
     await waitForSocket(child, socket);
-    await waitFor(async () => !child.running || (await answersCheck(socket)), {
-      what: `${socket} to answer Check`,
-    });
+    if (!opts.readyOnSocket) {
+      await waitFor(async () => !child.running || (await answersCheck(socket)), {
+        what: `${socket} to answer Check`,
+      });
+    }
     if (!child.running) throw new Error(`netagent exited early: ${child.stderr}`);
   } catch (err) {
     await child.kill();

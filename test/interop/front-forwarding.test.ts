@@ -142,8 +142,8 @@ describe("front mode: forwarded calls", () => {
     });
     // Whichever comes first: the Go client's own deadline (its error, code 2
     // here) or the upstream's answer at its deadline, passed on unchanged.
-    expect(result?.message).toBe("context deadline exceeded");
-    expect([Code.UNKNOWN, Code.DEADLINE_EXCEEDED]).toContain(result?.code);
+    expect(result?.message, JSON.stringify(result)).toBe("context deadline exceeded");
+    expect([Code.UNKNOWN, Code.DEADLINE_EXCEEDED], JSON.stringify(result)).toContain(result?.code);
     const ended = await waitFor(() =>
       upstream.events().find((e) => e.event === "sleep-ended" && e.tag === "deadline"),
     );

@@ -14,6 +14,8 @@
 //	       of type netagent.test.Detail when 3 is set)
 //	Sleep  {1: ms, 2: tag}: waits ms or until the call's context ends and
 //	       logs which ("slept", "deadline", "cancelled")
+//	Hang   {1: ms}: waits ms whatever the context says (an upstream that
+//	       ignores deadlines), then answers empty
 package main
 
 import (
@@ -166,6 +168,15 @@ var upstreamMethods = map[string]ttrpc.Method{
 			st.Details = []*anypb.Any{{TypeUrl: "type.googleapis.com/netagent.test.Detail", Value: d}}
 		}
 		return nil, status.ErrorProto(st)
+	},
+	"Hang": func(ctx context.Context, unmarshal func(interface{}) error) (interface{}, error) {
+		p, err := request(unmarshal)
+		if err != nil {
+			return nil, err
+		}
+		ints, _ := fields(p)
+		time.Sleep(time.Duration(ints[1]) * time.Millisecond)
+		return &rawmsg.Raw{}, nil
 	},
 	"Sleep": func(ctx context.Context, unmarshal func(interface{}) error) (interface{}, error) {
 		p, err := request(unmarshal)
