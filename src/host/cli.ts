@@ -5,7 +5,7 @@
 import { codeName, TtrpcError } from "../ttrpc/codes";
 import { commandSummaries, findCommand } from "./commands";
 // One UsageError for the global flags and every command: exit 2, usage pointed at.
-import { runCommand, UsageError } from "./commands/common";
+import { runCommand, UsageError, usageText } from "./commands/common";
 import { createProgress } from "./progress";
 import { escapeControls } from "./safe-text";
 
@@ -84,7 +84,7 @@ run(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
     if (err instanceof UsageError) {
-      process.stderr.write(`netagentctl: ${escapeControls(err.message)}\n\n${USAGE}`);
+      process.stderr.write(`netagentctl: ${usageText(err)}\n${USAGE}`);
       process.exit(2);
     }
     if (err instanceof TtrpcError) {

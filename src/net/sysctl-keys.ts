@@ -85,6 +85,11 @@ export function sysctlKeyFor(k: SysctlKey, iface: string): string {
   return k.iface === undefined ? k.key : k.pattern.replace("*", iface);
 }
 
+/** The rule itself, for the refusal: a user of the agent has no source to look it up in. */
+const NOT_MANAGED = `is not a network-namespaced sysctl this agent manages: it takes ${PER_INTERFACE.map(
+  (t) => `${t.prefix}IFACE.KEY`,
+).join(", ")} (IFACE a link name, "all" or "default") and the keys ${NAMESPACED_KEYS.join(", ")}`;
+
 /** Maps a key to its path, or returns why it is not allowed. */
 export function parseSysctlKey(key: string): SysctlKey | string {
   if (key.length > 128) return "is longer than 128 characters";
@@ -107,7 +112,7 @@ export function parseSysctlKey(key: string): SysctlKey | string {
       pattern: `${prefix}*.${leaf}`,
     };
   }
-  return "is not a network-namespaced sysctl this agent manages (see src/net/sysctl-keys.ts)";
+  return NOT_MANAGED;
 }
 
 /** Checks a value: one line of printable text, at most 256 bytes. Returns a reason or undefined. */

@@ -115,6 +115,21 @@ describe("strings from the guest", () => {
     expect(r.stderr).toContain("INVALID_ARGUMENT: route refused\\u001b]0;owned");
     expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
   });
+
+  it("call: the guest's answer and error keep their newlines escaped", async () => {
+    const err = await ctl(["--addr", addr, "call", "grpc.AgentService", "UpdateRoutes"]);
+    expect(err.code).toBe(1);
+    expect(err.stderr).not.toMatch(RAW_CONTROL);
+    expect(err.stderr).toContain(
+      "INVALID_ARGUMENT: route refused\\u001b]0;owned\\u0007\\u001b[2J\\u000d\\u000aFAKE ROW",
+    );
+    expect(err.stderr.trimEnd().split("\n")).toHaveLength(1);
+    const ok = await ctl(["--addr", addr, "call", "grpc.Health", "Version"]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).not.toMatch(RAW_CONTROL);
+    expect(ok.stdout).not.toMatch(/^FAKE ROW/m);
+    expect(JSON.parse(ok.stdout).agentVersion).toBe(`1.0${EVIL}`);
+  });
 });
 
 describe("--file", () => {

@@ -46,6 +46,18 @@ describe("the allowed sysctl set", () => {
     }
   });
 
+  it("a refused key is told the rule, not a source file (a user has none)", () => {
+    const why = parseSysctlKey("kernel.hostname") as string;
+    expect(why).not.toMatch(/src\/|\.ts\b/);
+    expect(why).toMatch(
+      /^is not a network-namespaced sysctl this agent manages: it takes net\.ipv4\.conf\.IFACE\.KEY, net\.ipv6\.conf\.IFACE\.KEY, net\.ipv4\.neigh\.IFACE\.KEY, net\.ipv6\.neigh\.IFACE\.KEY \(IFACE a link name, "all" or "default"\) and the keys net\.ipv4\.ip_local_port_range, /,
+    );
+    // Every key it names is one it takes.
+    const named = why.slice(why.indexOf("the keys ") + 9).split(", ");
+    expect(named).toContain("net.core.somaxconn");
+    for (const k of named) expect(typeof parseSysctlKey(k), k).toBe("object");
+  });
+
   it("property: every accepted key's path is a plain path below /proc/sys/net", () => {
     const part = fc.stringMatching(/^[A-Za-z0-9_./-]{0,20}$/);
     fc.assert(

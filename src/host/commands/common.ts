@@ -12,8 +12,24 @@ import type { Progress } from "../progress";
 import { InputError, readInputFile } from "../read-input";
 import { escapeControls, terminalSafe } from "../safe-text";
 
-/** A bad flag or input file: exit 2, the command's help is pointed at. */
-export class UsageError extends Error {}
+/**
+ * A bad flag or input file: exit 2, the command's help is pointed at. The
+ * message is one line, printed escaped (it may quote the user's words);
+ * `detail` is netagentctl's own text and prints below it as lines.
+ */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A UsageError as it is printed after `PREFIX: `: the message escaped, then its detail's lines. */
+export function usageText(err: UsageError): string {
+  return `${escapeControls(err.message)}\n${err.detail ? terminalSafe(`${err.detail}\n`) : ""}`;
+}
 
 /** A failure with its own exit code (diff uses 3 so that 1 can mean "different"). */
 export class ExitError extends Error {
@@ -134,7 +150,7 @@ async function runCaught(command: Command, args: string[], ctx: CommandContext):
     // Messages may quote the guest (an agent's status) or the user's input: one line, escaped.
     const say = (text: string) => process.stderr.write(`${name}: ${escapeControls(text)}\n`);
     if (err instanceof UsageError) {
-      say(err.message);
+      process.stderr.write(`${name}: ${usageText(err)}`);
       process.stderr.write(`(see \`netagentctl ${command.name} --help\`)\n`);
       return 2;
     }

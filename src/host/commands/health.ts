@@ -8,13 +8,15 @@ import {
   toBinary,
   toJson,
 } from "@bufbuild/protobuf";
-import { AgentService } from "../../gen/agent_pb";
+import { SERVED_SERVICES } from "../../agent/services";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/health_pb";
 import { escapeControls } from "../safe-text";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 
-const SERVICES = [Health, AgentService];
+/** What `call` can call: every service the agent serves, by the agent's own list. */
+const SERVICES = SERVED_SERVICES;
 const jsonRegistry = createRegistry(...SERVICES);
+const SERVICE_NAMES = SERVICES.map((s) => s.typeName);
 
 export const check: Command = {
   name: "check",
@@ -62,7 +64,10 @@ function findMethod(service: string, method: string): DescMethod {
   const m = SERVICES.find((s) => s.typeName === service)?.methods.find((x) => x.name === method);
   if (!m) {
     const known = SERVICES.flatMap((s) => s.methods.map((x) => `${s.typeName} ${x.name}`));
-    throw new UsageError(`unknown method ${service} ${method}; known:\n  ${known.join("\n  ")}`);
+    throw new UsageError(
+      `unknown method ${service} ${method}; known:`,
+      known.map((k) => `  ${k}`).join("\n"),
+    );
   }
   return m;
 }
@@ -72,9 +77,11 @@ export const call: Command = {
   summary: "call SERVICE METHOD [--data JSON]: any method, protobuf JSON in and out",
   help: `usage: netagentctl call SERVICE METHOD [--data JSON] [--json]
 
-Calls any method of grpc.Health or grpc.AgentService with the request given
-as protobuf JSON (default {}), and prints the answer as protobuf JSON.
+Calls any method of ${SERVICE_NAMES.slice(0, -1).join(", ")} or ${SERVICE_NAMES.at(-1)} (the
+services the agent serves) with the request given as protobuf JSON (default
+{}), and prints the answer as protobuf JSON.
   netagentctl call grpc.AgentService ListRoutes
+  netagentctl call netagent.v1.Network Get
   netagentctl call grpc.AgentService UpdateRoutes --data '{"routes":{"Routes":[...]}}'
 Exit codes: 0 ok, 1 the call failed (CODE: message printed), 2 usage or bad JSON.
 `,
