@@ -1,0 +1,129 @@
+/**
+ * THE list of what legitimately differs between a pod and its mirror: the
+ * one place the comparison (normalise.ts) leaves anything out. Each entry
+ * says what and why; test/podgen/ignore.test.ts shows each one really
+ * differs between two netns that carry the same configuration (or shows the
+ * kernel making it by itself). Anything not listed here is compared.
+ */
+
+export type Kind = "link" | "address" | "route" | "rule" | "neighbour" | "nexthop" | "sysctl";
+
+export interface Ignored {
+  kind: Kind;
+  what: string;
+  why: string;
+  /** Top-level fields dropped from every object of the kind. */
+  fields?: readonly string[];
+}
+
+export const IGNORED = {
+  linkIndex: {
+    kind: "link",
+    what: "ifindex, link_index, link, link_netnsid",
+    fields: ["ifindex", "link_index", "link", "link_netnsid"],
+    why: "numbers the kernel assigns in creation order; a veth's peer (link, link_netnsid) lives in another netns on each side, and a guest's NIC has no peer at all",
+  },
+  linkDevice: {
+    kind: "link",
+    what: "linkinfo and the device's own limits and queues",
+    fields: [
+      "linkinfo",
+      "min_mtu",
+      "max_mtu",
+      "num_tx_queues",
+      "num_rx_queues",
+      "gso_max_size",
+      "gso_max_segs",
+      "tso_max_size",
+      "tso_max_segs",
+      "gro_max_size",
+      "gso_ipv4_max_size",
+      "gro_ipv4_max_size",
+      "parentbus",
+      "parentdev",
+    ],
+    why: "the guest's NIC is another device (virtio-net in a VM; a veth of another netns here): its driver (kind), queue counts and offload limits belong to the device, and nothing a pod configures sets them",
+  },
+  linkQdisc: {
+    kind: "link",
+    what: "qdisc",
+    fields: ["qdisc"],
+    why: "the device's default queueing discipline (noqueue on a veth, fq_codel or mq on other devices); traffic control is not network configuration the mirror carries",
+  },
+  addressLifetimes: {
+    kind: "address",
+    what: "valid_life_time, preferred_life_time (compared as forever / finite / 0 instead)",
+    why: "the kernel counts the remaining seconds down, so a mirror made later shows other numbers; whether a lifetime is forever, finite or 0 (deprecated) is compared",
+  },
+  addressTentative: {
+    kind: "address",
+    what: "the tentative flag",
+    why: "duplicate address detection in progress: it clears by itself a second or so after the address is added (never on a link without carrier)",
+  },
+  addressGuestNodad: {
+    kind: "address",
+    what: "nodad on the guest's address where the pod's has none",
+    why: "the agent adds addresses with nodad so they are usable at once (issue 22: a documented difference); a pod's nodad that the guest lacks is still a difference",
+  },
+  addressKernelLinkLocal: {
+    kind: "address",
+    what: "fe80::/64 addresses with an EUI-64 interface id (..ff:fe..)",
+    why: "the kernel makes it when IPv6 comes up on the link, from the MAC the link had then (a pod's veth often gets its MAC after it came up); nothing configures it. Link-locals a pod adds itself are compared",
+  },
+  routeKernelLinkLocal: {
+    kind: "route",
+    what: "table local's route of a kernel link-local address (above)",
+    why: "the kernel's route for the address the entry above leaves out",
+  },
+  routeExpires: {
+    kind: "route",
+    what: "expires (compared as present or not)",
+    why: "the remaining seconds count down",
+  },
+  neighbourLearned: {
+    kind: "neighbour",
+    what: "entries in the states REACHABLE, STALE, DELAY, PROBE, INCOMPLETE, FAILED, NONE",
+    why: "learned from traffic and aged by the kernel; only PERMANENT and NOARP entries and proxy entries are configuration",
+  },
+  neighbourKernelMulticast: {
+    kind: "neighbour",
+    what: "NOARP entries for multicast addresses (ff00::/8, 224.0.0.0/4)",
+    why: "the kernel makes them when it sends to a group (MLD reports, DAD) and maps the MAC from the group address",
+  },
+} satisfies Record<string, Ignored>;
+
+export const LEARNED_STATES = new Set([
+  "REACHABLE",
+  "STALE",
+  "DELAY",
+  "PROBE",
+  "INCOMPLETE",
+  "FAILED",
+  "NONE",
+]);
+
+/** An fe80::/64 address whose interface id has the EUI-64 ff:fe in its middle. */
+export function isKernelLinkLocal(local: string, prefixlen?: number): boolean {
+  if (prefixlen !== undefined && prefixlen !== 64) return false;
+  const [g0, g1, g2, g3, , g5 = 0, g6 = 0] = expandV6(local) ?? [];
+  if (g0 !== 0xfe80 || g1 || g2 || g3) return false;
+  return (g5 & 0xff) === 0xff && g6 >> 8 === 0xfe;
+}
+
+export function isMulticast(addr: string): boolean {
+  if (addr.includes(":")) return /^ff/i.test(addr);
+  const first = Number(addr.split(".")[0]);
+  return first >= 224 && first <= 239;
+}
+
+/** The eight 16-bit groups of an IPv6 address, or undefined. */
+export function expandV6(addr: string): number[] | undefined {
+  const [head, tail, extra] = addr.split("::");
+  if (extra !== undefined) return undefined;
+  const h = head ? head.split(":") : [];
+  const t = tail ? tail.split(":") : [];
+  const fill = tail === undefined ? 0 : 8 - h.length - t.length;
+  const all = [...h, ...Array(fill).fill("0"), ...t];
+  if (all.length !== 8 || all.some((g) => !/^[0-9a-f]{1,4}$/i.test(g))) return undefined;
+  return all.map((g) => Number.parseInt(g, 16));
+}
