@@ -9,6 +9,7 @@ import type { Link, NetState } from "../net/model";
 import { planLink, putLine } from "../net/plan-link";
 import { batchLine } from "../net/render-batch";
 import { Code, TtrpcError } from "../ttrpc/codes";
+import { codeOfNetError } from "./error-status";
 import type { Logger } from "./log";
 import type { InterfaceSpec } from "./validate";
 
@@ -38,7 +39,7 @@ export async function applyLink(
     const problem = await restoreLink(ip, log, state, link, holder);
     const tail = problem === undefined ? "" : ` (restore incomplete: ${problem})`;
     if (err instanceof IpBatchError) {
-      throw new TtrpcError(`interface ${spec.mac}: ${err.message}${tail}`, err.code, {
+      throw new TtrpcError(`interface ${spec.mac}: ${err.message}${tail}`, codeOfNetError(err), {
         cause: err,
       });
     }

@@ -12,6 +12,7 @@ import { isManaged, planRoutes, type RouteOp } from "../net/plan-routes";
 import { renderRouteOps } from "../net/render-batch";
 import { routesAfter } from "../net/routes-after";
 import { TtrpcError } from "../ttrpc/codes";
+import { codeOfNetError, toTtrpcError } from "./error-status";
 import type { Logger } from "./log";
 
 /**
@@ -104,11 +105,12 @@ function explain(err: unknown, op: RouteOp | undefined, problem: string | undefi
   const tail = problem === undefined ? "" : ` (restore incomplete: ${problem})`;
   if (err instanceof IpBatchError && op) {
     const verb = op.op === "delete" ? "removing route" : "route";
-    return new TtrpcError(`${verb} ${describeRoute(op.route)}: ${err.ipMessage}${tail}`, err.code, {
+    const code = codeOfNetError(err);
+    return new TtrpcError(`${verb} ${describeRoute(op.route)}: ${err.ipMessage}${tail}`, code, {
       cause: err,
     });
   }
-  const e = TtrpcError.from(err);
+  const e = toTtrpcError(err);
   if (err instanceof IpBatchError) {
     const what = problem === undefined ? "routes not changed" : "routes";
     return new TtrpcError(`${what}: ${err.ipMessage}${tail}`, e.code, { cause: err });

@@ -18,10 +18,14 @@ export const KIND_CODES: Readonly<Record<Exclude<NetErrorKind, "aborted">, Code>
   internal: Code.INTERNAL,
 };
 
-/** The status code a NetError of `kind` is answered with; an abort takes its reason's. */
+/**
+ * The status code a NetError of `kind` is answered with; an abort takes its
+ * reason's, and a reason without a code of its own is a cancellation.
+ */
 export function codeOfNetError(err: NetError): Code {
-  if (err.kind === "aborted") return TtrpcError.from(err.cause).code;
-  return KIND_CODES[err.kind];
+  if (err.kind !== "aborted") return KIND_CODES[err.kind];
+  const code = TtrpcError.from(err.cause).code;
+  return code === Code.UNKNOWN && !(err.cause instanceof TtrpcError) ? Code.CANCELLED : code;
 }
 
 /**
@@ -34,4 +38,13 @@ export function toTtrpcError(err: unknown): TtrpcError {
     return new TtrpcError(err.message, codeOfNetError(err), { cause: err });
   }
   return TtrpcError.from(err);
+}
+
+/**
+ * A NetError as the status a peer would see, anything else as it is:
+ * netagentctl reads pods with the same runners and prints and retries
+ * their errors by the same codes.
+ */
+export function withStatus(err: unknown): unknown {
+  return err instanceof NetError ? toTtrpcError(err) : err;
 }

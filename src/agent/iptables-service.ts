@@ -21,6 +21,7 @@ import {
 import { checkRestoreInput, renderSnapshot, splitTables, tablesIn } from "../net/iptables-text";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { ServiceImpl } from "../ttrpc/service";
+import { codeOfNetError, toTtrpcError } from "./error-status";
 import type { Logger } from "./log";
 import type { SerialQueue } from "./serial-queue";
 
@@ -38,7 +39,7 @@ const familyOf = (isIpv6: boolean): IpFamily => (isIpv6 ? 6 : 4);
 /** What the client learns of a refused input: the field, the tool's line number and words. */
 function inputError(err: unknown): unknown {
   if (!(err instanceof RestoreError)) return err;
-  return new TtrpcError(`data: ${err.message}`, err.code, { cause: err });
+  return new TtrpcError(`data: ${err.message}`, codeOfNetError(err), { cause: err });
 }
 
 export function createIptablesService(
@@ -94,8 +95,8 @@ export function createIptablesService(
           return { data: out };
         } catch (err) {
           const failed = await putBack(family, renderSnapshot(before, tables));
-          const e = inputError(err);
-          if (failed === undefined || !(e instanceof TtrpcError)) throw e;
+          const e = toTtrpcError(inputError(err));
+          if (failed === undefined) throw e;
           throw new TtrpcError(`${e.message}; putting the tables back failed: ${failed}`, e.code, {
             cause: err,
           });

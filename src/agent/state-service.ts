@@ -22,6 +22,7 @@ import { isManagedLink } from "../net/vocabulary/links";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { ServiceImpl } from "../ttrpc/service";
 import { stateToWire } from "../wire/state-map";
+import { codeOfNetError } from "./error-status";
 import type { Logger } from "./log";
 import type { SerialQueue } from "./serial-queue";
 import { validateApply } from "./validate-state";
@@ -206,7 +207,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
         } catch (err) {
           await rollback(before, plan.sysctls);
           if (err instanceof IpBatchError) {
-            throw new TtrpcError(`Apply: ${err.message}`, err.code, { cause: err });
+            throw new TtrpcError(`Apply: ${err.message}`, codeOfNetError(err), { cause: err });
           }
           throw err;
         }

@@ -2,6 +2,7 @@
  * netagentctl: drive a netagent from the host.
  * Exit codes: 0 success, 1 the call failed (status printed), 2 usage error.
  */
+import { withStatus } from "../agent/error-status";
 import { codeName, TtrpcError } from "../ttrpc/codes";
 import { commandSummaries, findCommand } from "./commands";
 // One UsageError for the global flags and every command: exit 2, usage pointed at.
@@ -82,7 +83,8 @@ async function run(argv: string[]): Promise<number> {
 
 run(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (err) => {
+  (thrown) => {
+    const err = withStatus(thrown);
     if (err instanceof UsageError) {
       process.stderr.write(`netagentctl: ${usageText(err)}\n${USAGE}`);
       process.exit(2);

@@ -8,7 +8,7 @@
  */
 import { type IpFamily, IptablesRunner } from "../net/iptables-runner";
 import { hasRules } from "../net/iptables-text";
-import { TtrpcError } from "../ttrpc/codes";
+import { NetError } from "../net/net-error";
 
 export type Rules = Record<IpFamily, string>;
 
@@ -32,7 +32,7 @@ async function saveOrNothing(r: IptablesRunner, family: IpFamily): Promise<strin
     return latin1(await r.save(family));
   } catch (err) {
     // Spawned directly: "cannot run"; through nsenter: "failed to execute".
-    if (err instanceof TtrpcError && /^cannot run |failed to execute/.test(err.message)) return "";
+    if (err instanceof NetError && /^cannot run |failed to execute/.test(err.message)) return "";
     throw err;
   }
 }

@@ -16,6 +16,7 @@
  * - `signal` aborts (SIGINT/SIGTERM): the sync in flight finishes first.
  */
 
+import { withStatus } from "../agent/error-status";
 import { Code, codeName, TtrpcError } from "../ttrpc/codes";
 import { AgentClient } from "./client";
 import { dial } from "./dial";
@@ -59,7 +60,8 @@ export interface WatchEnd {
  * deadline, a NIC not (yet) in the guest, a pod read that failed. An agent
  * refusing the pod's state (INVALID_ARGUMENT, ...) waits for the pod to change.
  */
-export function isRetryable(err: unknown): boolean {
+export function isRetryable(thrown: unknown): boolean {
+  const err = withStatus(thrown);
   if (!(err instanceof TtrpcError)) return true;
   return [
     Code.UNAVAILABLE,
@@ -71,17 +73,17 @@ export function isRetryable(err: unknown): boolean {
 }
 
 /** Errors after which the connection itself is suspect (not an answer such as NOT_FOUND). */
-function isConnectionError(err: unknown): boolean {
+function isConnectionError(thrown: unknown): boolean {
+  const err = withStatus(thrown);
   if (!(err instanceof TtrpcError)) return true;
   return [Code.UNAVAILABLE, Code.DEADLINE_EXCEEDED, Code.CANCELLED].includes(err.code);
 }
 
-const describe = (err: unknown) =>
-  err instanceof TtrpcError
-    ? `${codeName(err.code)}: ${err.message}`
-    : err instanceof Error
-      ? err.message
-      : String(err);
+function describe(thrown: unknown): string {
+  const err = withStatus(thrown);
+  if (err instanceof TtrpcError) return `${codeName(err.code)}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
 
 /**
  * For an Apply (which can say "down"): the pod's whole state plus each

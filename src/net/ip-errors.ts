@@ -1,30 +1,31 @@
 /**
- * iproute2's words to status codes: the one table, one test per row.
+ * iproute2's words to error kinds: the one table, one test per row (the
+ * status a peer sees for a kind is the RPC edge's, src/agent/error-status.ts).
  * Messages keep the failing command and what iproute2 said.
  */
-import { Code } from "../ttrpc/codes";
+import type { NetErrorKind } from "./net-error";
 
 /** Ordered: the first matching row wins. */
-export const IP_ERROR_TABLE: readonly (readonly [RegExp, Code])[] = [
-  [/File exists/i, Code.ALREADY_EXISTS],
-  [/Cannot find device|No such device|does not exist/i, Code.NOT_FOUND],
-  [/No such process|No such file or directory/i, Code.NOT_FOUND],
-  [/Operation not permitted|Permission denied/i, Code.PERMISSION_DENIED],
+export const IP_ERROR_TABLE: readonly (readonly [RegExp, NetErrorKind])[] = [
+  [/File exists/i, "exists"],
+  [/Cannot find device|No such device|does not exist/i, "not-found"],
+  [/No such process|No such file or directory/i, "not-found"],
+  [/Operation not permitted|Permission denied/i, "denied"],
   // The request named something the kernel refuses: a gateway it cannot
   // reach (IPv4 "Nexthop has invalid gateway", IPv6 "No route to host"), an
   // address that is not local, a value out of range (an MTU past the device's
   // limits).
   [
     /invalid|not a valid|Network is unreachable|No route to host|out of range|Numerical result|than device (maximum|minimum)/i,
-    Code.INVALID_ARGUMENT,
+    "invalid",
   ],
-  [/Device or resource busy|Resource temporarily unavailable/i, Code.UNAVAILABLE],
+  [/Device or resource busy|Resource temporarily unavailable/i, "unavailable"],
 ];
 
-/** The status code for an iproute2 error text; INTERNAL when no row matches. */
-export function classifyIpError(stderr: string): Code {
-  for (const [pattern, code] of IP_ERROR_TABLE) if (pattern.test(stderr)) return code;
-  return Code.INTERNAL;
+/** The kind of an iproute2 error text; internal when no row matches. */
+export function classifyIpError(stderr: string): NetErrorKind {
+  for (const [pattern, kind] of IP_ERROR_TABLE) if (pattern.test(stderr)) return kind;
+  return "internal";
 }
 
 /**

@@ -7,8 +7,8 @@
  */
 import { readFileSync } from "node:fs";
 import { type Child, startProcess } from "../process/start-process";
-import { Code, TtrpcError } from "../ttrpc/codes";
 import { NameCacheWatch } from "./ip-name-cache";
+import { abortedError, NetError } from "./net-error";
 
 /** What one exchange (or one-shot run) left: the same shape for both. */
 export interface RunResult {
@@ -16,25 +16,22 @@ export interface RunResult {
   stderr: string;
   exitCode: number;
   /** Set when ip did not run to its end: killed by the runner, or never started. */
-  killed?: TtrpcError;
+  killed?: NetError;
 }
 
 /** The comment line that ends an exchange (stand-ins in tests split on it). */
 export const EXCHANGE_END = "# netagent exchange";
 
 /**
- * An ip run or exchange past its own time limit: UNAVAILABLE, as every
+ * An ip run or exchange past its own time limit: unavailable, as every
  * tool past its own limit (src/process/run-process.ts says why).
  */
-export function killedAfter(ms: number): TtrpcError {
-  return new TtrpcError(`killed (SIGKILL) after ${ms} ms without finishing`, Code.UNAVAILABLE);
+export function killedAfter(ms: number): NetError {
+  return new NetError("unavailable", `killed (SIGKILL) after ${ms} ms without finishing`);
 }
 
-/** The status a cancelled call's ip fails with: the abort reason's code and words. */
-export function cancelled(signal: AbortSignal, what: string): TtrpcError {
-  const reason = TtrpcError.from(signal.reason);
-  return new TtrpcError(`${what}: call cancelled (${reason.message})`, reason.code);
-}
+/** What a cancelled call's ip fails with: aborted, the signal's reason as its cause. */
+export const cancelled = abortedError;
 
 /** One running process and what has come out of it. */
 export class Resident {
@@ -56,7 +53,7 @@ export class Resident {
   listedLast = false;
   /** When that listing was read (performance.now()). */
   listedAt = 0;
-  killed: TtrpcError | undefined;
+  killed: NetError | undefined;
 
   constructor(binary: string) {
     const proc = startProcess({
@@ -90,7 +87,7 @@ export class Resident {
     }
   }
 
-  kill(why: TtrpcError): void {
+  kill(why: NetError): void {
     this.killed ??= why;
     this.proc.kill("SIGKILL");
   }

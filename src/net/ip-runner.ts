@@ -9,7 +9,6 @@
  */
 import type { Command } from "../process/command";
 import { runProcess } from "../process/run-process";
-import { Code, TtrpcError } from "../ttrpc/codes";
 import type { FullState } from "./full-state";
 import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
 import { dropOutput, outputPath, takeOutput } from "./ip-output";
@@ -17,19 +16,29 @@ import { cancelled, killedAfter, type RunResult } from "./ip-resident";
 import type { IpSession } from "./ip-session";
 import { splitJsonDocuments } from "./json-documents";
 import type { Link, NetState, Route } from "./model";
+import { NetError, type NetErrorKind } from "./net-error";
 import { parseAllTableRoutes, parseLinks, parseNeighbors, parseRoutes } from "./parse-ip-json";
 import { parseRules } from "./rules";
 import type { Semaphore } from "./semaphore";
 
-/** A failed batch: which line, what ip said, and the status it maps to. */
-export class IpBatchError extends TtrpcError {
+/**
+ * A failed batch: which line, what ip said, and its kind. A killed batch
+ * has no line; an aborted one keeps the signal's reason as its cause.
+ */
+export class IpBatchError extends NetError {
   constructor(
     readonly lineIndex: number | undefined,
     readonly line: string | undefined,
     readonly ipMessage: string,
-    code: Code,
+    kind: NetErrorKind,
+    options?: { cause?: unknown },
   ) {
-    super(line ? `ip ${line}: ${ipMessage}` : `ip: ${ipMessage}`, code);
+    super(kind, line ? `ip ${line}: ${ipMessage}` : `ip: ${ipMessage}`, options);
+  }
+
+  /** The batch ip did not finish: killed at its limit, or by the caller's signal. */
+  static killed(why: NetError): IpBatchError {
+    return new IpBatchError(undefined, undefined, why.message, why.kind, { cause: why.cause });
   }
 }
 
@@ -131,7 +140,7 @@ export class IpRunner {
       if (outFile !== undefined) dropOutput(outFile);
       switch (stop.kind) {
         case "not-started":
-          throw new TtrpcError(`cannot run ${this.binary}: ${stop.error.message}`, Code.INTERNAL, {
+          throw new NetError("internal", `cannot run ${this.binary}: ${stop.error.message}`, {
             cause: stop.error,
           });
         case "aborted": {
@@ -248,17 +257,21 @@ export class IpRunner {
     );
   }
 
-  /** A read's documents, or its failure as a TtrpcError naming `what`. */
+  /** A read's documents, or its failure as a NetError naming `what`. */
   private checkJson(what: string, r: RunResult): unknown[] {
-    if (r.killed) throw new TtrpcError(`ip ${what}: ${r.killed.message}`, r.killed.code);
+    if (r.killed) {
+      throw new NetError(r.killed.kind, `ip ${what}: ${r.killed.message}`, {
+        cause: r.killed.cause,
+      });
+    }
     if (r.exitCode !== 0) {
       const msg = ipErrorText(r.stderr);
-      throw new TtrpcError(`ip ${what}: ${msg}`, classifyIpError(r.stderr));
+      throw new NetError(classifyIpError(r.stderr), `ip ${what}: ${msg}`);
     }
     try {
       return splitJsonDocuments(r.stdout);
     } catch (err) {
-      throw new TtrpcError(`ip ${what}: unreadable output`, Code.INTERNAL, {
+      throw new NetError("internal", `ip ${what}: unreadable output`, {
         cause: err,
       });
     }
@@ -346,7 +359,7 @@ export class IpRunner {
   ): Promise<Omit<FullState, "sysctls" | "rules"> & { rules4: FullState["rules"] }> {
     const all = [...lines, "addr show", "route show table all", "neigh show", "rule show"];
     const r = await this.jsonBatch(all, 4, opts);
-    if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
+    if (r.killed) throw IpBatchError.killed(r.killed);
     if (r.exitCode !== 0) {
       const index = failedBatchLine(r.stderr);
       throw new IpBatchError(
@@ -360,7 +373,7 @@ export class IpRunner {
     try {
       docs = splitJsonDocuments(r.stdout);
     } catch (err) {
-      throw new TtrpcError("ip -batch: unreadable output", Code.INTERNAL, { cause: err });
+      throw new NetError("internal", "ip -batch: unreadable output", { cause: err });
     }
     const [links, routes, neighbors, rules] = docs.slice(-4);
     return {
@@ -395,7 +408,7 @@ export class IpRunner {
    * Runs `lines` through one `ip -batch -`, stopping at the first failure.
    * `force` carries on past failures (used for best-effort restores).
    * Throws IpBatchError naming the failed line; one without a line when ip
-   * was killed (timeout: UNAVAILABLE; the signal: the abort reason's code),
+   * was killed (at its time limit: unavailable; by the signal: aborted),
    * after which any prefix of the lines may have been applied.
    */
   async batch(
@@ -441,13 +454,13 @@ export class IpRunner {
       if (reads.length > 0) args.unshift(...jsonArgs(options));
       r = await this.oneShotBatch(args, all, lines.length, options);
     }
-    if (r.killed) throw new IpBatchError(undefined, undefined, r.killed.message, r.killed.code);
+    if (r.killed) throw IpBatchError.killed(r.killed);
     if (r.exitCode === 0) {
       if (reads.length === 0) return [];
       try {
         return splitJsonDocuments(r.stdout);
       } catch (err) {
-        throw new TtrpcError(`ip ${reads.join("; ")}: unreadable output`, Code.INTERNAL, {
+        throw new NetError("internal", `ip ${reads.join("; ")}: unreadable output`, {
           cause: err,
         });
       }

@@ -21,8 +21,8 @@
  * preceded by a link check unless the exchange just before it listed the
  * links (the call's own read, moments before).
  */
-import { Code, TtrpcError } from "../ttrpc/codes";
 import { cancelled, killedAfter, Resident, type RunResult } from "./ip-resident";
+import { NetError } from "./net-error";
 
 export type { RunResult } from "./ip-resident";
 
@@ -167,9 +167,9 @@ export class IpSession {
     try {
       fresh = new Resident(this.binary);
     } catch (err) {
-      // As a one-shot run says it: the call fails INTERNAL, naming the binary.
+      // As a one-shot run says it: the call fails internal, naming the binary.
       const why = `cannot run ${this.binary}: ${(err as Error).message}`;
-      const killed = new TtrpcError(why, Code.INTERNAL, { cause: err });
+      const killed = new NetError("internal", why, { cause: err });
       return { failed: { stdout: "", stderr: "", exitCode: -1, killed } };
     }
     this.resident = fresh;
@@ -196,7 +196,7 @@ export class IpSession {
   private retire(): undefined {
     const r = this.resident;
     this.resident = undefined;
-    if (r?.alive) r.kill(new TtrpcError("retired", Code.UNAVAILABLE));
+    if (r?.alive) r.kill(new NetError("unavailable", "retired"));
     return undefined;
   }
 

@@ -1,29 +1,29 @@
 /**
- * The iptables tools' words to status codes (the one table, one test per
- * row), and the line number and words of a failed restore, read from its
- * stderr. Pure.
+ * The iptables tools' words to error kinds (the one table, one test per
+ * row; the status a peer sees is the RPC edge's), and the line number and
+ * words of a failed restore, read from its stderr. Pure.
  */
-import { Code } from "../ttrpc/codes";
+import type { NetErrorKind } from "./net-error";
 
 /** Ordered: the first matching row wins. */
-export const IPTABLES_ERROR_TABLE: readonly (readonly [RegExp, Code])[] = [
-  [/Permission denied|Operation not permitted|must be root/i, Code.PERMISSION_DENIED],
+export const IPTABLES_ERROR_TABLE: readonly (readonly [RegExp, NetErrorKind])[] = [
+  [/Permission denied|Operation not permitted|must be root/i, "denied"],
   // The kernel lacks the table or family (a module not loaded, not built).
   [
     /Table does not exist|do you need to insmod|Protocol not supported|Address family not supported|Could not fetch rule set generation id/i,
-    Code.FAILED_PRECONDITION,
+    "precondition",
   ],
-  [/xtables lock|Resource temporarily unavailable|Device or resource busy/i, Code.UNAVAILABLE],
-  [/Cannot allocate memory|No buffer space/i, Code.RESOURCE_EXHAUSTED],
+  [/xtables lock|Resource temporarily unavailable|Device or resource busy/i, "unavailable"],
+  [/Cannot allocate memory|No buffer space/i, "exhausted"],
   // Anything the tool pins to a line of the input is about the input: a
   // parse error, an unknown match or target, a rule the kernel refuses.
-  [/\bline:? \d+|Couldn't load|not valid|invalid|unknown option|Bad /i, Code.INVALID_ARGUMENT],
+  [/\bline:? \d+|Couldn't load|not valid|invalid|unknown option|Bad /i, "invalid"],
 ];
 
-/** The status code for a tool's stderr; INTERNAL when no row matches. */
-export function classifyRestoreError(stderr: string): Code {
-  for (const [pattern, code] of IPTABLES_ERROR_TABLE) if (pattern.test(stderr)) return code;
-  return Code.INTERNAL;
+/** The kind of a tool's stderr; internal when no row matches. */
+export function classifyRestoreError(stderr: string): NetErrorKind {
+  for (const [pattern, kind] of IPTABLES_ERROR_TABLE) if (pattern.test(stderr)) return kind;
+  return "internal";
 }
 
 /** The most of a tool's words an error quotes. */

@@ -7,8 +7,8 @@
  * killed or stuck process is reported as such.
  */
 import { runProcess } from "../process/run-process";
-import { Code, TtrpcError } from "../ttrpc/codes";
 import { classifyRestoreError, type RestoreFailure, restoreFailure } from "./iptables-errors";
+import { NetError, type NetErrorKind } from "./net-error";
 
 /**
  * The largest rules text taken in or given out (bytes). A ttRPC frame is at
@@ -30,15 +30,15 @@ export function toolName(tool: Tool, family: IpFamily): string {
 }
 
 /** A restore the tool refused: its line number (1-based, when it gave one) and its words. */
-export class RestoreError extends TtrpcError {
+export class RestoreError extends NetError {
   constructor(
     readonly tool: string,
     readonly failure: RestoreFailure,
-    code: Code,
+    kind: NetErrorKind,
   ) {
     const { line, words } = failure;
     const where = line === undefined || words.includes(`line ${line}`) ? "" : `line ${line}: `;
-    super(`${tool}: ${where}${words}`, code);
+    super(kind, `${tool}: ${where}${words}`);
   }
 }
 
@@ -83,7 +83,7 @@ export class IptablesRunner {
     const r = await this.run(name, args, undefined, opts.signal);
     if (r.exitCode !== 0) {
       const msg = r.stderr.trim().split("\n")[0] || `${name} exited with ${r.exitCode}`;
-      throw new TtrpcError(`${name}: ${msg}`, classifyRestoreError(r.stderr));
+      throw new NetError(classifyRestoreError(r.stderr), `${name}: ${msg}`);
     }
     return r.stdout;
   }
@@ -102,9 +102,9 @@ export class IptablesRunner {
   ): Promise<Uint8Array> {
     const name = toolName("restore", family);
     if (data.length > this.maxBytes) {
-      throw new TtrpcError(
+      throw new NetError(
+        "exhausted",
         `${name}: input of ${data.length} bytes is over the limit of ${this.maxBytes}`,
-        Code.RESOURCE_EXHAUSTED,
       );
     }
     const args = [...(opts.test ? ["--test"] : []), ...(opts.counters ? ["-c"] : [])];
@@ -134,37 +134,33 @@ export class IptablesRunner {
     const { stop } = r;
     switch (stop.kind) {
       case "not-started":
-        throw new TtrpcError(`cannot run ${name}: ${stop.error.message}`, Code.INTERNAL, {
+        throw new NetError("internal", `cannot run ${name}: ${stop.error.message}`, {
           cause: stop.error,
         });
       case "timed-out":
-        throw new TtrpcError(
+        throw new NetError(
+          "unavailable",
           `${name} did not finish within ${stop.ms} ms and was killed`,
-          Code.UNAVAILABLE,
         );
       case "aborted":
         throw abortError(name, stop.reason);
       case "output-cap":
-        throw new TtrpcError(
+        throw new NetError(
+          "exhausted",
           `${name} printed more than ${stop.bytes} bytes and was stopped`,
-          Code.RESOURCE_EXHAUSTED,
         );
     }
     // A process killed by a signal leaves no words of its own: say so.
     if (stop.signal && !r.stderr.trim()) {
-      throw new TtrpcError(
-        `${name} was killed by ${stop.signal} before it finished`,
-        Code.INTERNAL,
-      );
+      throw new NetError("internal", `${name} was killed by ${stop.signal} before it finished`);
     }
     return { stdout: r.stdout, stderr: r.stderr, exitCode: stop.code };
   }
 }
 
-function abortError(name: string, reason: unknown): TtrpcError {
+/** The caller's signal ended the tool: aborted, the signal's reason as its cause. */
+function abortError(name: string, reason: unknown): NetError {
   const timeout = (reason as Error | undefined)?.name === "TimeoutError";
-  return new TtrpcError(
-    `${name} stopped: the call was ${timeout ? "past its deadline" : "cancelled"}`,
-    timeout ? Code.DEADLINE_EXCEEDED : Code.CANCELLED,
-  );
+  const what = timeout ? "past its deadline" : "cancelled";
+  return new NetError("aborted", `${name} stopped: the call was ${what}`, { cause: reason });
 }

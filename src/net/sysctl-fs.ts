@@ -4,7 +4,7 @@
  * writes the guest's. Keys are mapped to paths by sysctl-keys.ts alone.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { Code, TtrpcError } from "../ttrpc/codes";
+import { NetError } from "./net-error";
 import { NAMESPACED_KEYS, PER_INTERFACE, parseSysctlKey, SYSCTL_ROOT } from "./sysctl-keys";
 
 export class SysctlFs {
@@ -14,7 +14,7 @@ export class SysctlFs {
   private path(key: string): string {
     const k = parseSysctlKey(key);
     if (typeof k === "string") {
-      throw new TtrpcError(`sysctl ${key}: ${k}`, Code.INVALID_ARGUMENT);
+      throw new NetError("invalid", `sysctl ${key}: ${k}`);
     }
     return this.root + k.path.slice(SYSCTL_ROOT.length);
   }
@@ -37,7 +37,7 @@ export class SysctlFs {
     try {
       writeFileSync(this.path(key), value);
     } catch (err) {
-      if (err instanceof TtrpcError) throw err;
+      if (err instanceof NetError) throw err;
       const e = err as NodeJS.ErrnoException;
       const why =
         e.code === "EINVAL"
@@ -45,13 +45,8 @@ export class SysctlFs {
           : e.code === "ENOENT"
             ? "no such sysctl here (ENOENT)"
             : `${e.code ?? e.message}`;
-      const code =
-        e.code === "EINVAL"
-          ? Code.INVALID_ARGUMENT
-          : e.code === "ENOENT"
-            ? Code.NOT_FOUND
-            : Code.INTERNAL;
-      throw new TtrpcError(`sysctl ${key}=${value}: ${why}`, code, { cause: err });
+      const kind = e.code === "EINVAL" ? "invalid" : e.code === "ENOENT" ? "not-found" : "internal";
+      throw new NetError(kind, `sysctl ${key}=${value}: ${why}`, { cause: err });
     }
   }
 

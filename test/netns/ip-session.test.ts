@@ -8,9 +8,11 @@
  */
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
+import { codeOfNetError } from "../../src/agent/error-status";
 import { failedBatchLine } from "../../src/net/ip-errors";
 import { IpRunner, SESSION_MAX_LINES } from "../../src/net/ip-runner";
 import { IpSession, MAX_KEPT_STDERR } from "../../src/net/ip-session";
+import type { NetError } from "../../src/net/net-error";
 import { Code } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";
@@ -226,7 +228,8 @@ describe("IpSession", () => {
     const session = new IpSession(bin);
     cleanup.push(() => session.close());
     const r = await session.exchange(["link show"], 1, { timeoutMs: 5_000 });
-    expect(r.killed?.code).toBe(Code.INTERNAL);
+    expect(r.killed?.kind).toBe("internal");
+    expect(codeOfNetError(r.killed as NetError)).toBe(Code.INTERNAL);
     expect(r.killed?.message).toContain(`cannot run ${bin}`);
     writeFileSync(bin, `#!/bin/sh\nexec ip -n '${ns.name}' "$@"\n`);
     chmodSync(bin, 0o755);

@@ -5,7 +5,7 @@
  * the wire and decoded by an independent protobuf implementation).
  */
 import { describe, expect, it } from "vitest";
-import { KIND_CODES, toTtrpcError } from "../../src/agent/error-status";
+import { KIND_CODES, toTtrpcError, withStatus } from "../../src/agent/error-status";
 import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
 import { Health } from "../../src/gen/health_pb";
 import { abortedError, NetError } from "../../src/net/net-error";
@@ -83,6 +83,31 @@ describe("network-layer errors at the RPC edge", () => {
     const ac = new AbortController();
     ac.abort(new TtrpcError("connection closed", Code.CANCELLED));
     expect((await answerFor(abortedError(ac.signal, "ip -batch"))).code).toBe(Code.CANCELLED);
+  });
+
+  it("aborted with a reason that carries no code (a plain Error, a string): CANCELLED", async () => {
+    for (const reason of [new Error("peer gone"), "gone"]) {
+      const ac = new AbortController();
+      ac.abort(reason);
+      expect((await answerFor(abortedError(ac.signal, "iptables-save"))).code).toBe(Code.CANCELLED);
+    }
+    const timeout = new AbortController();
+    timeout.abort(new DOMException("timed out", "TimeoutError"));
+    const answer = await answerFor(abortedError(timeout.signal, "iptables-save"));
+    expect(answer.code).toBe(Code.DEADLINE_EXCEEDED);
+  });
+
+  it("withStatus: a NetError as the peer would see it (netagentctl's own reads), others as they are", () => {
+    const seen = withStatus(new NetError("not-found", "ip -n pod link show: x"));
+    expect(seen).toBeInstanceOf(TtrpcError);
+    expect([(seen as TtrpcError).code, (seen as TtrpcError).message]).toEqual([
+      Code.NOT_FOUND,
+      "ip -n pod link show: x",
+    ]);
+    const plain = new Error("boom");
+    expect(withStatus(plain)).toBe(plain);
+    const t = new TtrpcError("x", Code.UNIMPLEMENTED);
+    expect(withStatus(t)).toBe(t);
   });
 
   it("a TtrpcError and a plain Error keep today's conversion", () => {

@@ -1,19 +1,27 @@
 /**
- * The one iproute2-stderr -> status table, one test per row, with the words
- * iproute2 6.1 really prints (recorded in a throwaway netns).
+ * The one iproute2-stderr -> kind table, one test per row, with the words
+ * iproute2 6.1 really prints (recorded in a throwaway netns); each row's
+ * kind reaches a peer as the status code named beside it (the RPC edge,
+ * src/agent/error-status.ts).
  */
 import { describe, expect, it } from "vitest";
+import { codeOfNetError } from "../../src/agent/error-status";
 import {
   classifyIpError,
   failedBatchLine,
   IP_ERROR_TABLE,
   ipErrorText,
 } from "../../src/net/ip-errors";
+import { NetError, type NetErrorKind } from "../../src/net/net-error";
 import { Code } from "../../src/ttrpc/codes";
 
+/** The status a peer is answered with for iproute2's `stderr`. */
+const peerCode = (stderr: string) => codeOfNetError(new NetError(classifyIpError(stderr), "x"));
+
 /** Per row of IP_ERROR_TABLE, in order: real stderr texts that row must be the first to match. */
-const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
+const ROW_SAMPLES: readonly { kind: NetErrorKind; code: Code; samples: string[] }[] = [
   {
+    kind: "exists",
     code: Code.ALREADY_EXISTS,
     samples: [
       // route add twice; link set name to a taken name
@@ -22,6 +30,7 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
     ],
   },
   {
+    kind: "not-found",
     code: Code.NOT_FOUND,
     samples: [
       'Cannot find device "nope"\n', // link set dev nope up; route add ... dev nope
@@ -30,6 +39,7 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
     ],
   },
   {
+    kind: "not-found",
     code: Code.NOT_FOUND,
     samples: [
       "RTNETLINK answers: No such process\n", // route del of an absent route
@@ -37,6 +47,7 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
     ],
   },
   {
+    kind: "denied",
     code: Code.PERMISSION_DENIED,
     samples: [
       "RTNETLINK answers: Operation not permitted\n", // without CAP_NET_ADMIN
@@ -44,6 +55,7 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
     ],
   },
   {
+    kind: "invalid",
     code: Code.INVALID_ARGUMENT,
     samples: [
       "Error: Nexthop has invalid gateway.\n", // IPv4 gateway not reachable
@@ -57,6 +69,7 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
     ],
   },
   {
+    kind: "unavailable",
     code: Code.UNAVAILABLE,
     samples: [
       "RTNETLINK answers: Device or resource busy\n",
@@ -66,29 +79,38 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
 ];
 
 describe("IP_ERROR_TABLE", () => {
-  it("has one sample group per row, with the row's code", () => {
-    expect(ROW_SAMPLES.map((r) => r.code)).toEqual(IP_ERROR_TABLE.map(([, code]) => code));
+  it("has one sample group per row, with the row's kind", () => {
+    expect(ROW_SAMPLES.map((r) => r.kind)).toEqual(IP_ERROR_TABLE.map(([, kind]) => kind));
   });
 
-  describe.each(ROW_SAMPLES.map((r, i) => [i, r] as const))("row %i", (row, { code, samples }) => {
-    it.each(samples)("%j is matched first by this row and maps to its code", (stderr) => {
-      const first = IP_ERROR_TABLE.findIndex(([re]) => re.test(stderr));
-      expect(first).toBe(row);
-      expect(classifyIpError(stderr)).toBe(code);
-    });
-  });
+  describe.each(ROW_SAMPLES.map((r, i) => [i, r] as const))(
+    "row %i",
+    (row, { kind, code, samples }) => {
+      it.each(samples)(
+        "%j is matched first by this row: its kind, and its code at the peer",
+        (stderr) => {
+          const first = IP_ERROR_TABLE.findIndex(([re]) => re.test(stderr));
+          expect(first).toBe(row);
+          expect(classifyIpError(stderr)).toBe(kind);
+          expect(peerCode(stderr)).toBe(code);
+        },
+      );
+    },
+  );
 
   it.each([
     "Error: ipv4: Address not found.\n", // addr del of an absent address
     "something else entirely",
     "",
-  ])("%j matches no row: INTERNAL", (stderr) => {
+  ])("%j matches no row: internal, INTERNAL at the peer", (stderr) => {
     expect(IP_ERROR_TABLE.some(([re]) => re.test(stderr))).toBe(false);
-    expect(classifyIpError(stderr)).toBe(Code.INTERNAL);
+    expect(classifyIpError(stderr)).toBe("internal");
+    expect(peerCode(stderr)).toBe(Code.INTERNAL);
   });
 
   it("orders rows so File exists wins over words of later rows", () => {
-    expect(classifyIpError("RTNETLINK answers: File exists (invalid)")).toBe(Code.ALREADY_EXISTS);
+    expect(classifyIpError("RTNETLINK answers: File exists (invalid)")).toBe("exists");
+    expect(peerCode("RTNETLINK answers: File exists (invalid)")).toBe(Code.ALREADY_EXISTS);
   });
 });
 

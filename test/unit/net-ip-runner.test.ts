@@ -18,9 +18,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { codeOfNetError } from "../../src/agent/error-status";
 import { outputDir } from "../../src/net/ip-output";
 import { DEFAULT_IP_LIMITS, IpBatchError, IpRunner } from "../../src/net/ip-runner";
 import { splitJsonDocuments } from "../../src/net/json-documents";
+import { NetError } from "../../src/net/net-error";
 import { parseLinks, parseNeighbors, parseRoutes } from "../../src/net/parse-ip-json";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { pidAlive } from "../helpers/process";
@@ -93,24 +95,25 @@ describe("IpRunner.batch", () => {
     const ip = fakeIp();
     const err = await rejection(new IpRunner(ip.bin).batch(LINES));
     expect(err).toBeInstanceOf(IpBatchError);
-    expect(err).toBeInstanceOf(TtrpcError);
+    expect(err).toBeInstanceOf(NetError);
     const e = err as IpBatchError;
     expect(e.lineIndex).toBe(2);
     expect(e.line).toBe(LINES[2]);
     expect(e.ipMessage).toBe("Nexthop has invalid gateway");
-    expect(e.code).toBe(Code.INVALID_ARGUMENT);
+    expect([e.kind, codeOfNetError(e)]).toEqual(["invalid", Code.INVALID_ARGUMENT]);
     expect(e.message).toBe(`ip ${LINES[2]}: Nexthop has invalid gateway`);
   });
 
   it.each([
-    ["route add 10.99.0.0/16 dev eth0", Code.ALREADY_EXISTS, "File exists"],
-    ["link set dev nope up", Code.NOT_FOUND, 'Cannot find device "nope"'],
-  ])("maps %j to its code", async (bad, code, words) => {
+    ["route add 10.99.0.0/16 dev eth0", "exists", Code.ALREADY_EXISTS, "File exists"],
+    ["link set dev nope up", "not-found", Code.NOT_FOUND, 'Cannot find device "nope"'],
+  ])("maps %j to its kind and code", async (bad, kind, code, words) => {
     const ip = fakeIp();
     const err = (await rejection(
       new IpRunner(ip.bin).batch([LINES[0] as string, bad]),
     )) as IpBatchError;
-    expect([err.lineIndex, err.line, err.ipMessage, err.code]).toEqual([1, bad, words, code]);
+    expect([err.lineIndex, err.line, err.ipMessage, err.kind]).toEqual([1, bad, words, kind]);
+    expect(codeOfNetError(err)).toBe(code);
   });
 
   it("with force, runs every line and still reports the first failure", async () => {
@@ -121,7 +124,7 @@ describe("IpRunner.batch", () => {
     )) as IpBatchError;
     expect(ip.calls()[0]?.argv).toBe("-force -batch -");
     expect(err.lineIndex).toBe(0);
-    expect(err.code).toBe(Code.INVALID_ARGUMENT);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["invalid", Code.INVALID_ARGUMENT]);
     expect(err.ipMessage).toBe('Nexthop has invalid gateway; Cannot find device "nope"');
   });
 
@@ -134,9 +137,9 @@ describe("IpRunner.batch", () => {
   it("is INTERNAL with the reason when the binary cannot be run", async () => {
     const err = (await rejection(
       new IpRunner("/nonexistent/netagent-no-ip").batch([LINES[0] as string]),
-    )) as TtrpcError;
-    expect(err).toBeInstanceOf(TtrpcError);
-    expect(err.code).toBe(Code.INTERNAL);
+    )) as NetError;
+    expect(err).toBeInstanceOf(NetError);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["internal", Code.INTERNAL]);
     expect(err.message).toContain("cannot run /nonexistent/netagent-no-ip");
   });
 });
@@ -171,8 +174,8 @@ describe("IpRunner reads", () => {
 
   it("is INTERNAL 'unreadable output' when ip's JSON is cut short", async () => {
     const ip = fakeIp("ip-truncated");
-    const err = (await rejection(new IpRunner(ip.bin).readRoutes())) as TtrpcError;
-    expect(err.code).toBe(Code.INTERNAL);
+    const err = (await rejection(new IpRunner(ip.bin).readRoutes())) as NetError;
+    expect([err.kind, codeOfNetError(err)]).toEqual(["internal", Code.INTERNAL]);
     expect(err.message).toMatch(/route show table all: unreadable output$/);
   });
 });
@@ -197,10 +200,10 @@ describe("IpRunner: a wedged ip", () => {
     const ip = wedgedIp();
     const runner = new IpRunner(ip.bin, undefined, { timeoutMs: 300, perLineMs: 0 });
     const t0 = performance.now();
-    const err = (await rejection(runner.batch([LINES[0] as string]))) as TtrpcError;
+    const err = (await rejection(runner.batch([LINES[0] as string]))) as NetError;
     expect(performance.now() - t0).toBeLessThan(10_000);
     expect(err).toBeInstanceOf(IpBatchError);
-    expect(err.code).toBe(Code.UNAVAILABLE);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["unavailable", Code.UNAVAILABLE]);
     expect(err.message).toMatch(/killed \(SIGKILL\) after 300 ms without finishing/);
     // Reaped: no zombie left, the PID is gone.
     expect(pidAlive(ip.pid())).toBe(false);
@@ -209,8 +212,8 @@ describe("IpRunner: a wedged ip", () => {
   it("a read is bounded the same way", async () => {
     const ip = wedgedIp();
     const runner = new IpRunner(ip.bin, undefined, { timeoutMs: 300, perLineMs: 0 });
-    const err = (await rejection(runner.readRoutes())) as TtrpcError;
-    expect(err.code).toBe(Code.UNAVAILABLE);
+    const err = (await rejection(runner.readRoutes())) as NetError;
+    expect([err.kind, codeOfNetError(err)]).toEqual(["unavailable", Code.UNAVAILABLE]);
     expect(err.message).toMatch(/^ip route show table all: killed \(SIGKILL\) after 300 ms/);
     expect(pidAlive(ip.pid())).toBe(false);
   });
@@ -229,9 +232,9 @@ describe("IpRunner: a wedged ip", () => {
     const run = rejection(runner.batch([LINES[0] as string], { signal: controller.signal }));
     while (!ip.started()) await new Promise((r) => setTimeout(r, 10));
     controller.abort(new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED));
-    const err = (await run) as TtrpcError;
+    const err = (await run) as NetError;
     expect(err).toBeInstanceOf(IpBatchError);
-    expect(err.code).toBe(Code.DEADLINE_EXCEEDED);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["aborted", Code.DEADLINE_EXCEEDED]);
     expect(err.message).toMatch(/killed \(SIGKILL\): call cancelled \(deadline exceeded\)/);
     expect(pidAlive(ip.pid())).toBe(false);
   });
@@ -252,8 +255,8 @@ describe("IpRunner: a wedged ip", () => {
     controller.abort(new TtrpcError("agent shutting down", Code.UNAVAILABLE));
     const err = (await rejection(
       new IpRunner(ip.bin).batch([LINES[0] as string], { signal: controller.signal }),
-    )) as TtrpcError;
-    expect(err.code).toBe(Code.UNAVAILABLE);
+    )) as NetError;
+    expect([err.kind, codeOfNetError(err)]).toEqual(["aborted", Code.UNAVAILABLE]);
     expect(ip.calls()).toEqual([]);
   });
 });

@@ -3,15 +3,19 @@
  * a stuck tool is killed at its own time limit and reported so (UNAVAILABLE,
  * as an ip past its limit: src/process/run-process.ts), a tool killed by
  * a signal is reported so, output past the cap stops the tool, the call's
- * abort signal kills it, a refused input carries the line and words.
+ * abort signal kills it, a refused input carries the line and words. Each
+ * error's kind is checked, and the status code it reaches a peer with
+ * (the RPC edge's table, src/agent/error-status.ts).
  */
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { codeOfNetError } from "../../src/agent/error-status";
 import { IptablesRunner, RestoreError } from "../../src/net/iptables-runner";
-import { Code, TtrpcError } from "../../src/ttrpc/codes";
+import { NetError } from "../../src/net/net-error";
+import { Code } from "../../src/ttrpc/codes";
 
 const FAKE = fileURLToPath(new URL("../fixtures/fake-iptables/fake", import.meta.url));
 const dirs: string[] = [];
@@ -32,13 +36,13 @@ function runner(role: string, options: { timeoutMs?: number; maxBytes?: number }
   });
 }
 
-async function failure(p: Promise<unknown>): Promise<TtrpcError> {
+async function failure(p: Promise<unknown>): Promise<NetError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(TtrpcError);
-  return err as TtrpcError;
+  expect(err).toBeInstanceOf(NetError);
+  return err as NetError;
 }
 
 const data = new TextEncoder().encode("*filter\nCOMMIT\n");
@@ -52,7 +56,7 @@ describe("IptablesRunner", () => {
   it("kills a stuck tool at its own time limit and says so: UNAVAILABLE", async () => {
     const start = performance.now();
     const err = await failure(runner("hang", { timeoutMs: 300 }).save(4));
-    expect(err.code).toBe(Code.UNAVAILABLE);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["unavailable", Code.UNAVAILABLE]);
     expect(err.message).toBe("iptables-save did not finish within 300 ms and was killed");
     expect(performance.now() - start).toBeLessThan(20_000);
   });
@@ -60,25 +64,25 @@ describe("IptablesRunner", () => {
   it("kills a tool that does not read its stdin at its own time limit", async () => {
     const big = new Uint8Array(2 * 1024 * 1024).fill(0x41);
     const err = await failure(runner("hang", { timeoutMs: 300 }).restore(4, big));
-    expect(err.code).toBe(Code.UNAVAILABLE);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["unavailable", Code.UNAVAILABLE]);
     expect(err.message).toBe("iptables-restore did not finish within 300 ms and was killed");
   });
 
   it("reports a tool killed by a signal as killed", async () => {
     const err = await failure(runner("die").save(4));
-    expect(err.code).toBe(Code.INTERNAL);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["internal", Code.INTERNAL]);
     expect(err.message).toBe("iptables-save was killed by SIGKILL before it finished");
   });
 
   it("stops a tool printing past the cap: RESOURCE_EXHAUSTED", async () => {
     const err = await failure(runner("flood", { maxBytes: 1024 * 1024 }).save(4));
-    expect(err.code).toBe(Code.RESOURCE_EXHAUSTED);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["exhausted", Code.RESOURCE_EXHAUSTED]);
     expect(err.message).toBe("iptables-save printed more than 1048576 bytes and was stopped");
   });
 
   it("refuses an input over the cap without running the tool", async () => {
     const err = await failure(runner("echo", { maxBytes: 8 }).restore(4, data));
-    expect(err.code).toBe(Code.RESOURCE_EXHAUSTED);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["exhausted", Code.RESOURCE_EXHAUSTED]);
     expect(err.message).toBe("iptables-restore: input of 15 bytes is over the limit of 8");
   });
 
@@ -87,7 +91,7 @@ describe("IptablesRunner", () => {
     const p = runner("hang", { timeoutMs: 60_000 }).save(4, { signal: abort.signal });
     setTimeout(() => abort.abort(new Error("peer gone")), 100);
     const err = await failure(p);
-    expect(err.code).toBe(Code.CANCELLED);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["aborted", Code.CANCELLED]);
     expect(err.message).toBe("iptables-save stopped: the call was cancelled");
   });
 
@@ -95,13 +99,13 @@ describe("IptablesRunner", () => {
     const err = await failure(
       runner("hang", { timeoutMs: 60_000 }).save(4, { signal: AbortSignal.timeout(100) }),
     );
-    expect(err.code).toBe(Code.DEADLINE_EXCEEDED);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["aborted", Code.DEADLINE_EXCEEDED]);
   });
 
   it("a refused input: RestoreError with the line and the tool's words", async () => {
     const err = await failure(runner("refuse").restore(6, data));
     expect(err).toBeInstanceOf(RestoreError);
-    expect(err.code).toBe(Code.INVALID_ARGUMENT);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["invalid", Code.INVALID_ARGUMENT]);
     expect(err.message).toBe("ip6tables-restore: line 7: Port `99999' not valid");
     expect((err as RestoreError).failure.line).toBe(7);
   });
@@ -109,7 +113,7 @@ describe("IptablesRunner", () => {
   it("a tool that cannot be started: INTERNAL naming it", async () => {
     const r = new IptablesRunner({ binaries: { "iptables-save": "/nonexistent/iptables-save" } });
     const err = await failure(r.save(4));
-    expect(err.code).toBe(Code.INTERNAL);
+    expect([err.kind, codeOfNetError(err)]).toEqual(["internal", Code.INTERNAL]);
     expect(err.message).toMatch(/iptables-save/);
   });
 });

@@ -5,6 +5,7 @@
  * form and "has rules".
  */
 import { describe, expect, it } from "vitest";
+import { codeOfNetError } from "../../src/agent/error-status";
 import {
   classifyRestoreError,
   IPTABLES_ERROR_TABLE,
@@ -19,16 +20,23 @@ import {
   splitTables,
   tablesIn,
 } from "../../src/net/iptables-text";
+import { NetError, type NetErrorKind } from "../../src/net/net-error";
 import { Code } from "../../src/ttrpc/codes";
 
-const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
+/** The status a peer is answered with for a tool's `stderr` (the RPC edge's table). */
+const peerCode = (stderr: string) =>
+  codeOfNetError(new NetError(classifyRestoreError(stderr), "x"));
+
+const ROW_SAMPLES: readonly { kind: NetErrorKind; code: Code; samples: string[] }[] = [
   {
+    kind: "denied",
     code: Code.PERMISSION_DENIED,
     samples: [
       "iptables-restore v1.8.9 (nf_tables): Could not fetch rule set generation id: Permission denied (you must be root)\n",
     ],
   },
   {
+    kind: "precondition",
     code: Code.FAILED_PRECONDITION,
     samples: [
       "iptables-restore v1.8.9 (legacy): iptables-restore: unable to initialize table 'nat'\n\nError occurred at line: 1\nTable does not exist (do you need to insmod?)\n",
@@ -38,18 +46,21 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
     ],
   },
   {
+    kind: "unavailable",
     code: Code.UNAVAILABLE,
     samples: [
       "Another app is currently holding the xtables lock. Perhaps you want to use the -w option?\n",
     ],
   },
   {
+    kind: "exhausted",
     code: Code.RESOURCE_EXHAUSTED,
     samples: [
       "iptables-restore: line 3: RULE_APPEND failed (Cannot allocate memory): rule in chain X\n",
     ],
   },
   {
+    kind: "invalid",
     code: Code.INVALID_ARGUMENT,
     samples: [
       "iptables-restore v1.8.9 (nf_tables): Port `99999' not valid\nError occurred at line: 7\n",
@@ -64,19 +75,21 @@ const ROW_SAMPLES: readonly { code: Code; samples: string[] }[] = [
 
 describe("IPTABLES_ERROR_TABLE", () => {
   it("has one sample group per row, in order", () => {
-    expect(ROW_SAMPLES.map((r) => r.code)).toEqual(IPTABLES_ERROR_TABLE.map(([, c]) => c));
+    expect(ROW_SAMPLES.map((r) => r.kind)).toEqual(IPTABLES_ERROR_TABLE.map(([, k]) => k));
   });
-  ROW_SAMPLES.forEach(({ code, samples }, row) => {
+  ROW_SAMPLES.forEach(({ kind, code, samples }, row) => {
     for (const sample of samples) {
-      it(`row ${row} (${Code[code]}): ${JSON.stringify(sample.slice(0, 60))}`, () => {
+      it(`row ${row} (${kind}, ${Code[code]}): ${JSON.stringify(sample.slice(0, 60))}`, () => {
         const first = IPTABLES_ERROR_TABLE.findIndex(([re]) => re.test(sample));
         expect(first).toBe(row);
-        expect(classifyRestoreError(sample)).toBe(code);
+        expect(classifyRestoreError(sample)).toBe(kind);
+        expect(peerCode(sample)).toBe(code);
       });
     }
   });
-  it("anything else is INTERNAL", () => {
-    expect(classifyRestoreError("something odd happened\n")).toBe(Code.INTERNAL);
+  it("anything else is internal (INTERNAL at the peer)", () => {
+    expect(classifyRestoreError("something odd happened\n")).toBe("internal");
+    expect(peerCode("something odd happened\n")).toBe(Code.INTERNAL);
   });
 });
 

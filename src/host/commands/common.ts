@@ -6,6 +6,7 @@
  * status CODE: message is printed; diff: pod and guest differ); 2 usage or
  * bad input (nothing was sent); 3 diff could not compare (error printed).
  */
+import { withStatus } from "../../agent/error-status";
 import { codeName, TtrpcError } from "../../ttrpc/codes";
 import { AgentClient } from "../client";
 import type { Progress } from "../progress";
@@ -144,7 +145,8 @@ async function runCaught(command: Command, args: string[], ctx: CommandContext):
   }
   try {
     return await command.run(args, ctx);
-  } catch (err) {
+  } catch (thrown) {
+    const err = withStatus(thrown);
     ctx.progress.clear();
     const name = `netagentctl ${command.name}`;
     // Messages may quote the guest (an agent's status) or the user's input: one line, escaped.
@@ -168,7 +170,8 @@ async function runCaught(command: Command, args: string[], ctx: CommandContext):
 }
 
 /** An error's printable form, with the status code name for agent errors. */
-export function describeError(err: unknown): string {
+export function describeError(thrown: unknown): string {
+  const err = withStatus(thrown);
   if (err instanceof TtrpcError) return `${codeName(err.code)}: ${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }
