@@ -11,6 +11,7 @@ import { batchLine } from "../net/render-batch";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { codeOfNetError } from "./error-status";
 import type { Logger } from "./log";
+import { noteRollback } from "./rollbacks";
 import type { InterfaceSpec } from "./validate";
 
 /** How often the restore tries to read the state before giving up on it. */
@@ -73,9 +74,11 @@ async function restoreLink(
   } catch (err) {
     const problem = (err as Error).message;
     log.error("restore incomplete", { what, error: problem });
+    noteRollback("link", false);
     return problem;
   }
   log.info("restored state after a failed change", { what, operations: lines.length });
+  noteRollback("link", true);
   return undefined;
 }
 

@@ -14,6 +14,7 @@ import { routesAfter } from "../net/routes-after";
 import { TtrpcError } from "../ttrpc/codes";
 import { codeOfNetError, toTtrpcError } from "./error-status";
 import type { Logger } from "./log";
+import { noteRollback } from "./rollbacks";
 
 /**
  * Runs `ops` (planned against `before`, the table as read) with `signal` as
@@ -94,9 +95,11 @@ async function rollback(
   } catch (err) {
     const problem = (err as Error).message;
     log.error("restore incomplete", { what: "routes", error: problem });
+    noteRollback("routes", false);
     return problem;
   }
   log.info("restored state after a failed change", { what: "routes", operations: lines.length });
+  noteRollback("routes", true);
   return undefined;
 }
 

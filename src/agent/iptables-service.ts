@@ -23,6 +23,7 @@ import { Code, TtrpcError } from "../ttrpc/codes";
 import type { ServiceImpl } from "../ttrpc/service";
 import { codeOfNetError, toTtrpcError } from "./error-status";
 import type { Logger } from "./log";
+import { noteRollback } from "./rollbacks";
 import type { SerialQueue } from "./serial-queue";
 
 export interface IptablesServiceOptions {
@@ -53,9 +54,11 @@ export function createIptablesService(
       // No signal: a cancelled call must still leave the tables as they were.
       await iptables.restore(family, Buffer.from(snapshot, "latin1"), { counters: true });
       log.info("iptables restored after a failed change", { family });
+      noteRollback("iptables", true);
       return undefined;
     } catch (err) {
       log.error("iptables restore incomplete", { family, error: (err as Error).message });
+      noteRollback("iptables", false);
       return (err as Error).message;
     }
   }

@@ -4,6 +4,7 @@
  * Exit codes: 0 clean, 1 runtime failure, 2 bad configuration.
  */
 import { readFileSync } from "node:fs";
+import { appendMetrics } from "../front/metrics-append";
 import { AgentService } from "../gen/agent_pb";
 import { Health } from "../gen/health_pb";
 import { Network } from "../gen/network_pb";
@@ -24,6 +25,7 @@ import { healthService } from "./health-service";
 import { createIptablesService } from "./iptables-service";
 import { HOTPLUG_TIMEOUT_MS, MAX_IP_PROCESSES, SHUTDOWN_SETTLE_MS } from "./limits";
 import { createLogger, type Logger } from "./log";
+import { AgentMetrics } from "./metrics";
 import { createNetworkService } from "./network-service";
 import { AGENT_REGISTRY_OPTIONS } from "./registry-options";
 import { SerialQueue } from "./serial-queue";
@@ -56,17 +58,23 @@ async function listen(address: AgentAddress, text: string, accept: Acceptor): Pr
   }
 }
 
+export interface RegistryChoices {
+  log: Logger;
+  metrics: AgentMetrics;
+  ipBin?: string;
+  ipSession?: boolean;
+  /** Front mode: grpc.Health and GetMetrics are the upstream's (forwarded). */
+  front?: boolean;
+}
+
 /**
  * Builds the method table of everything the agent serves. In front mode
- * grpc.Health is left out: the upstream's answers it (a shim that waits
- * for SERVING must wait for the agent behind).
+ * grpc.Health is left out (the upstream answers it: a shim that waits for
+ * SERVING must wait for the agent behind), and so is GetMetrics (the
+ * upstream's answer gets netagent's metrics appended on its way back).
  */
-export function buildRegistry(
-  log: Logger,
-  ipBin = "ip",
-  ipSession = true,
-  front = false,
-): ServiceRegistry {
+export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
+  const { log, metrics, ipBin = "ip", ipSession = true, front = false } = choices;
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue();
   const session = ipSession ? new IpSession(ipBin) : undefined;
@@ -79,6 +87,7 @@ export function buildRegistry(
     .register(AgentService, {
       ...createNetworkService({ ip, log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS, queue }),
       ...createIptablesService({ iptables: new IptablesRunner(), log, queue }),
+      ...(front ? {} : { getMetrics: () => ({ metrics: metrics.render() }) }),
     })
     .register(Network, createStateService({ ip, sysctl: new SysctlFs(), log, queue }));
 }
@@ -119,10 +128,25 @@ async function main(argv: string[]): Promise<number> {
   });
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
+  const metrics = new AgentMetrics();
   const server = new AgentServer({
-    registry: buildRegistry(log, config.ipBin, config.ipSession, config.upstream !== undefined),
+    registry: buildRegistry({
+      log,
+      metrics,
+      ipSession: config.ipSession,
+      front: config.upstream !== undefined,
+      ...(config.ipBin === undefined ? {} : { ipBin: config.ipBin }),
+    }),
     log,
-    ...(config.upstream ? { front: { upstream: config.upstream } } : {}),
+    onCall: metrics.recordCall,
+    ...(config.upstream
+      ? {
+          front: {
+            upstream: config.upstream,
+            onAnswer: appendMetrics(() => metrics.render()),
+          },
+        }
+      : {}),
     maxConnections: config.maxConnections,
     stallTimeoutMs: config.stallTimeoutMs,
     ...(config.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.idleTimeoutMs }),

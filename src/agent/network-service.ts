@@ -18,6 +18,7 @@ import { applyLink } from "./apply-link";
 import { applyRoutePlan } from "./apply-routes";
 import { HOTPLUG_MAX_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
+import { noteRollback } from "./rollbacks";
 import { NoChangeMemo } from "./routes-memo";
 import { SerialQueue } from "./serial-queue";
 import { validateInterface, validateNeighbors } from "./validate";
@@ -52,8 +53,10 @@ export function createNetworkService(
     try {
       await ip.batch(lines, { force: true });
       log.info("restored state after a failed change", { what, operations: lines.length });
+      noteRollback("neighbours", true);
     } catch (err) {
       log.error("restore incomplete", { what, error: (err as Error).message });
+      noteRollback("neighbours", false);
     }
   }
 

@@ -24,6 +24,7 @@ import type { ServiceImpl } from "../ttrpc/service";
 import { stateToWire } from "../wire/state-map";
 import { codeOfNetError } from "./error-status";
 import type { Logger } from "./log";
+import { noteRollback } from "./rollbacks";
 import type { SerialQueue } from "./serial-queue";
 import { validateApply } from "./validate-state";
 
@@ -134,6 +135,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
 
   /** Best effort; logged. Links first (names decide where sysctls live), then the rest, then sysctls. */
   async function rollback(before: FullState, writes: readonly SysctlWrite[]): Promise<void> {
+    let complete = true;
     try {
       const now = await ip.readFullState();
       await ip.batch(planLinksRestore(before.links, now.links), { force: true });
@@ -143,6 +145,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
       await ip.batch(lines.batch6, { force: true, ipv6: true });
     } catch (err) {
       log.error("restore incomplete", { what: "network state", error: (err as Error).message });
+      complete = false;
     }
     for (const w of [...writes].reverse()) {
       if (w.previous === undefined) continue;
@@ -150,9 +153,11 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
         sysctl.write(w.restoreKey, w.previous);
       } catch (err) {
         log.error("restore incomplete", { what: w.restoreKey, error: (err as Error).message });
+        complete = false;
       }
     }
     log.info("restored state after a failed Apply", { sysctls: writes.length });
+    noteRollback("state", complete);
   }
 
   return {

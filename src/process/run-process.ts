@@ -20,6 +20,7 @@
  * for, and whoever asked reads the state again once the process is gone.
  */
 import { type Command, commandArgv, spawnEnv } from "./command";
+import { noteStarted } from "./started";
 
 export interface RunOptions extends Command {
   /** Fed whole to standard input (Bun writes it while the process runs); none: no stdin. */
@@ -83,6 +84,8 @@ export async function runProcess(options: RunOptions): Promise<ProcessResult> {
       error: err instanceof Error ? err : new Error(`${err}`),
     });
   }
+  const ended = noteStarted(options.argv[0] as string);
+  proc.exited.then(ended, ended);
   let stop: ProcessStop | undefined;
   // Reading ends when the process is killed: a child it left may hold the pipes.
   const cut = new AbortController();

@@ -9,6 +9,7 @@
 import { Readable, Writable } from "node:stream";
 import type { FileSink } from "bun";
 import { type Command, commandArgv, spawnEnv } from "./command";
+import { noteStarted } from "./started";
 
 type Pipe = "pipe" | "ignore";
 
@@ -51,6 +52,8 @@ export function startProcess<I extends Pipe, O extends Pipe, E extends Pipe>(
     stderr: options.stderr,
     env: spawnEnv(options),
   });
+  const ended = noteStarted(options.argv[0] as string);
+  proc.exited.then(ended, ended);
   const exited = proc.exited.then((code) => ({
     code,
     signal: proc.signalCode as NodeJS.Signals | null,

@@ -6,11 +6,12 @@
  * record is the independent witness of what was forwarded; the network
  * calls are checked with `ip -json` in the netns.
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AddARPNeighborsRequestSchema,
   ListRoutesRequestSchema,
+  MetricsSchema,
   UpdateInterfaceRequestSchema,
   UpdateRoutesRequestSchema,
 } from "../../src/gen/agent_pb";
@@ -358,5 +359,32 @@ describe("front mode: forwarded calls", () => {
         .map((e) => e.conn);
       return conns.every((c) => closed.includes(c));
     });
+  });
+
+  it("GetMetrics is the upstream's text with netagent's own appended", async () => {
+    const before = requestsFor("GetMetrics").length;
+    const result = await call({ service: "grpc.AgentService", method: "GetMetrics" });
+    expect(result?.code).toBe(0);
+    const text = fromBinary(MetricsSchema, Buffer.from(result?.payload ?? "", "hex")).metrics;
+    // The stand-in's lines first, as it sent them, then netagent's.
+    expect(text.startsWith("# HELP kata_agent_process_cpu_seconds_total")).toBe(true);
+    expect(text).toContain(
+      "kata_agent_process_cpu_seconds_total 0.25\n# HELP netagent_calls_total",
+    );
+    const echoes = upstream.requests().filter((r) => r.method === "Echo").length;
+    expect(text).toContain(
+      `netagent_calls_total{service="${TEST_SERVICE}",method="Echo",code="OK"} ${echoes}`,
+    );
+    expect(text).toMatch(
+      /^netagent_calls_total\{service="grpc.AgentService",method="UpdateRoutes",code="OK"\} 1$/m,
+    );
+    expect(text).toMatch(/^netagent_processes_started_total\{program="ip"\} [1-9]\d*$/m);
+    expect(text).toMatch(
+      /^netagent_call_duration_seconds_count\{service="grpc.Health",method="Check"\} [1-9]/m,
+    );
+    for (const line of text.split("\n").filter((l) => l && !l.startsWith("#"))) {
+      expect(line).toMatch(/^(kata_agent|netagent)_[a-z_]+(\{[^}]*\})? [0-9.e+-]+$/);
+    }
+    expect(requestsFor("GetMetrics").length).toBe(before + 1);
   });
 });
