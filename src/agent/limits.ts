@@ -103,3 +103,18 @@ export const FORWARD_DEADLINE_GRACE_MS = 1000;
  * which the caller's next requests wait (each could add a 4 MiB frame).
  */
 export const MAX_UNSENT_FORWARD_BYTES = 1 << 20;
+
+/**
+ * Front mode: until the upstream has been reached once, a forwarded call
+ * that finds it not listening yet tries again every
+ * {@link UPSTREAM_RETRY_MS} for this long (within its deadline) before it
+ * fails UNAVAILABLE. The guest starts netagent and the agent behind side
+ * by side, and the Kata runtime sends one Check after connecting (30 s
+ * deadline) and gives up on the sandbox if that fails: it must wait for
+ * the agent, not fail because netagent listened first. Once reached, a
+ * lost upstream fails forwarded calls at once.
+ */
+export const UPSTREAM_START_WAIT_MS = 30_000;
+export const UPSTREAM_RETRY_MS = 50;
+/** How long before its deadline a call waiting for the upstream to start is answered UNAVAILABLE. */
+export const UPSTREAM_START_MARGIN_MS = 250;

@@ -8,7 +8,7 @@
  * connection has its own Forwarder (src/front) for the calls the registry
  * does not serve; it goes when its connection goes.
  */
-import { type AnswerHook, Forwarder } from "../front/forwarder";
+import { type AnswerHook, Forwarder, type UpstreamStartup } from "../front/forwarder";
 import type { UpstreamAddress } from "../front/upstream-address";
 import type { ByteChannel, ChannelSink, Listener } from "../transport/channel";
 import { Code, codeName, TtrpcError } from "../ttrpc/codes";
@@ -55,6 +55,8 @@ export interface AgentServerOptions {
 export class AgentServer {
   private readonly connections = new Map<ServerConnection, PeerWatch>();
   private readonly forwarders = new Map<ServerConnection, Forwarder>();
+  /** Front mode: whether any connection has reached the upstream yet. */
+  private readonly startup: UpstreamStartup = { reached: false };
   /** Connections whose peer is gone while their calls' work goes on. */
   private readonly orphaned = new Set<ServerConnection>();
   private readonly listeners: Listener[] = [];
@@ -95,6 +97,7 @@ export class AgentServer {
             caller: channel.peer,
             callerBacklog: () => channel.bufferedBytes ?? 0,
             onUpstreamWritable: () => conn.writable(),
+            startup: this.startup,
             ...(front.onAnswer ? { onAnswer: front.onAnswer } : {}),
           });
     const conn: ServerConnection = new ServerConnection({

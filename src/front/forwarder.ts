@@ -14,13 +14,21 @@ import {
   FORWARD_DEADLINE_GRACE_MS,
   MAX_UNSENT_FORWARD_BYTES,
   UPSTREAM_CONNECT_TIMEOUT_MS,
+  UPSTREAM_RETRY_MS,
+  UPSTREAM_START_MARGIN_MS,
+  UPSTREAM_START_WAIT_MS,
 } from "../agent/limits";
 import type { Logger } from "../agent/log";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { ForwardedAnswer, ForwardedCall } from "../ttrpc/forward";
 import { peekStatus, withTimeout } from "./forward-envelope";
 import type { UpstreamAddress } from "./upstream-address";
-import { UpstreamLink } from "./upstream-link";
+import { UpstreamConnectError, UpstreamLink } from "./upstream-link";
+
+/** Whether this process has reached its upstream yet (shared by every caller's forwarder). */
+export interface UpstreamStartup {
+  reached: boolean;
+}
 
 /** Changes an OK answer on its way back (GetMetrics gets netagent's metrics appended). */
 export type AnswerHook = (call: ForwardedCall, answer: ForwardedAnswer) => ForwardedAnswer;
@@ -35,6 +43,8 @@ export interface ForwarderOptions {
   /** The upstream took what waited for it: held requests may start. */
   onUpstreamWritable: () => void;
   onAnswer?: AnswerHook;
+  /** Until it is reached, calls wait for the upstream to start (UPSTREAM_START_WAIT_MS). */
+  startup: UpstreamStartup;
 }
 
 export class Forwarder {
@@ -78,7 +88,7 @@ export class Forwarder {
     const upstream = this.options.upstream.text;
     const deadline =
       request.timeoutNano === 0n ? undefined : started + Number(request.timeoutNano) / 1e6;
-    const link = await this.connected(signal, deadline);
+    const link = await this.connected(signal, deadline, started);
     let raw = call.raw;
     if (deadline !== undefined) {
       const left = deadline - performance.now();
@@ -115,8 +125,39 @@ export class Forwarder {
     return out.code === Code.OK && this.options.onAnswer ? this.options.onAnswer(call, out) : out;
   };
 
-  /** The link, connecting first when there is none; one connect at a time. */
+  /**
+   * The link, connecting first when there is none. Before the upstream has
+   * been reached once, a connect that finds nothing listening (ENOENT,
+   * ECONNREFUSED, ECONNRESET) is tried again until the start-up wait (or
+   * the call's deadline) runs out; one that times out is not.
+   */
   private async connected(
+    signal: AbortSignal,
+    deadline: number | undefined,
+    started: number,
+  ): Promise<UpstreamLink> {
+    const until = Math.min(
+      started + UPSTREAM_START_WAIT_MS,
+      // Answered before the caller's own deadline, so it sees why.
+      deadline === undefined ? Number.POSITIVE_INFINITY : deadline - UPSTREAM_START_MARGIN_MS,
+    );
+    for (;;) {
+      try {
+        return await this.connectOnce(signal, deadline);
+      } catch (err) {
+        const waiting =
+          err instanceof UpstreamConnectError &&
+          err.notListening &&
+          !this.options.startup.reached &&
+          performance.now() + UPSTREAM_RETRY_MS < until;
+        if (!waiting) throw err;
+        await pause(UPSTREAM_RETRY_MS, signal);
+      }
+    }
+  }
+
+  /** The link, connecting first when there is none; one connect at a time. */
+  private async connectOnce(
     signal: AbortSignal,
     deadline: number | undefined,
   ): Promise<UpstreamLink> {
@@ -137,6 +178,7 @@ export class Forwarder {
     ).then(
       (link) => {
         this.opening = undefined;
+        this.options.startup.reached = true;
         // The caller left while this connected: nothing is to go through it.
         if (this.closed) link.close(new TtrpcError("caller connection closed", Code.CANCELLED));
         else this.link = link;
@@ -161,6 +203,16 @@ export class Forwarder {
     if (link.closed) throw new TtrpcError("caller connection closed", Code.CANCELLED);
     return link;
   }
+}
+
+/** Resolves after `ms`, or rejects with the reason when `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return giveUpOn(
+    new Promise<void>((r) => setTimeout(r, ms)),
+    signal,
+    undefined,
+    () => new Error("unreachable"),
+  );
 }
 
 /**

@@ -17,6 +17,17 @@ import { Code, TtrpcError } from "../ttrpc/codes";
 import type { UpstreamAddress } from "./upstream-address";
 import { UpstreamCalls } from "./upstream-calls";
 
+/** The upstream could not be connected to (as opposed to a link lost later). */
+export class UpstreamConnectError extends TtrpcError {
+  /** The errno name, when the system gave one. */
+  errno?: string;
+
+  /** True when nothing listens there (yet): the socket is missing, refused or reset. */
+  get notListening(): boolean {
+    return this.errno === "ENOENT" || this.errno === "ECONNREFUSED" || this.errno === "ECONNRESET";
+  }
+}
+
 export interface UpstreamLinkOptions {
   upstream: UpstreamAddress;
   log: Logger;
@@ -68,9 +79,13 @@ export class UpstreamLink {
       const e = err as NodeJS.ErrnoException;
       const why = typeof e.code === "string" ? e.code : (e.message ?? String(err));
       link.gone = true;
-      throw new TtrpcError(`upstream ${upstream.text}: connect: ${why}`, Code.UNAVAILABLE, {
-        cause: err,
-      });
+      const failure = new UpstreamConnectError(
+        `upstream ${upstream.text}: connect: ${why}`,
+        Code.UNAVAILABLE,
+        { cause: err },
+      );
+      if (typeof e.code === "string") failure.errno = e.code;
+      throw failure;
     }
     options.log.debug("upstream connected", { upstream: upstream.text, for: options.caller });
     return link;

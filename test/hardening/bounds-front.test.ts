@@ -186,7 +186,8 @@ describe("front mode bounds", () => {
       const forwarded = await rawConnect(agent.socket);
       cleanup.push(() => forwarded.destroy());
       const sent = performance.now();
-      forwarded.write(requestFrame(1, "grpc.Health", "Check"));
+      // With a deadline: at start-up a connect that finds nothing listening is tried again.
+      forwarded.write(requestFrame(1, "grpc.Health", "Check", new Uint8Array(), 3_000_000_000));
       // Meanwhile a network call on another connection is served at once:
       // a blocking connect would hold the whole agent until it ended.
       const local = await rawConnect(agent.socket);
