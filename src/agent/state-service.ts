@@ -1,7 +1,7 @@
 /**
  * netagent.v1.Network: the whole network state in one call. Apply is
  * validate → (serialised with the other writers) read → plan → one
- * `ip -batch` (+ `ip -6 -batch` for IPv6 rules without a prefix) → sysctl
+ * `ip -batch` (+ `ip -6 -batch` for IPv6 rules) → sysctl
  * writes → read back. Any failure restores links, routes of every table,
  * rules, permanent neighbours and the sysctls written, from the state read
  * before. The read back is planned against again: if the kernel did

@@ -3,8 +3,7 @@
  * link lines (names, MTU, ARP, addresses, up), route lines of every table
  * (planned against the routes the link lines will leave), rule lines
  * (additions before deletions), permanent neighbours; all for one
- * `ip -batch`, except IPv6 rules without a prefix, which need `ip -6 -batch`
- * (see rules.ts) and run right after it. Then the sysctl writes, after the
+ * `ip -batch`, except IPv6 rules, which need `ip -6 -batch` (see rules.ts) and run right after it. Then the sysctl writes, after the
  * links have their final names.
  */
 
@@ -98,7 +97,11 @@ function planPermanentNeighbors(
   };
   const have = current.neighbors
     .filter(
-      (n) => n.state.includes("PERMANENT") && isManagedLink(n.dev) && !links.downed.has(n.dev),
+      (n) =>
+        n.state.includes("PERMANENT") &&
+        isManagedLink(n.dev) &&
+        !links.downed.has(n.dev) &&
+        !(n.family === 6 && links.ipv6Off.has(n.dev)),
     )
     .map((n) => ({ ...n, dev: finalName(n.dev) }));
   const key = (n: { ip: string; dev: string }) => `${n.ip} ${n.dev}`;

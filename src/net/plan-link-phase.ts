@@ -9,6 +9,8 @@
  *   every table and both families, and its IPv6 global addresses; when it
  *   comes up the kernel makes the prefix routes of its addresses again
  *   (IPv4 subnet routes, fe80::/64), even ones deleted before;
+ * - a link whose MTU falls below 1280 loses IPv6 at once: every IPv6
+ *   route through it (every table), its IPv6 addresses and neighbours;
  * - an address added to an up link brings its prefix route; one removed
  *   takes its prefix route with it.
  * The service reads the state back after the batch and corrects anything
@@ -18,7 +20,7 @@
 import type { DesiredLink } from "./full-state";
 import { impliedKernelRoutes } from "./kernel-routes";
 import type { Address, Link, Route } from "./model";
-import { planLink } from "./plan-link";
+import { IPV6_MIN_MTU, planLink } from "./plan-link";
 import { TABLE_MAIN } from "./vocabulary/routes";
 
 export interface LinkPhase {
@@ -29,6 +31,8 @@ export interface LinkPhase {
   formerName: Map<string, string>;
   /** Current names of the links the lines take down. */
   downed: Set<string>;
+  /** Current names of the links left with an MTU below 1280 (no IPv6 at all). */
+  ipv6Off: Set<string>;
 }
 
 function withFlag(flags: readonly string[], flag: string, on: boolean): string[] {
@@ -43,6 +47,7 @@ export function planLinkPhase(
   let links = current.map((l) => ({ ...l }));
   const lines: string[] = [];
   const downed = new Set<string>();
+  const ipv6Off = new Set<string>();
   const originalName = new Map(current.map((l) => [l.index, l.name]));
   for (const want of desired) {
     const link = links.find((l) => l.mac === want.mac);
@@ -63,13 +68,17 @@ export function planLinkPhase(
     }
     const kept: Address[] = link.addresses.filter((a) => a.scope !== "global");
     const wanted = new Set(want.addresses.map((a) => `${a.address}/${a.prefix}`));
-    const addresses: Address[] = [
+    let addresses: Address[] = [
       ...kept.filter((a) => !wanted.has(`${a.address}/${a.prefix}`)),
       ...want.addresses.map((a) => ({
         ...a,
         scope: a.address.toLowerCase().startsWith("fe80:") ? "link" : "global",
       })),
     ];
+    if ((want.mtu || link.mtu) < IPV6_MIN_MTU) {
+      ipv6Off.add(originalName.get(link.index) as string);
+      addresses = addresses.filter((a) => a.family !== 6);
+    }
     let flags = withFlag(link.flags, "UP", want.up);
     flags = withFlag(flags, "NOARP", want.noarp);
     links = links.map((l) =>
@@ -83,7 +92,7 @@ export function planLinkPhase(
     const was = originalName.get(l.index) as string;
     if (was !== l.name) formerName.set(l.name, was);
   }
-  return { lines, predicted: links, formerName, downed };
+  return { lines, predicted: links, formerName, downed, ipv6Off };
 }
 
 const slot = (r: Route) => `${r.family} ${r.dst} ${r.dev} ${r.metric}`;
@@ -108,6 +117,7 @@ export function predictRoutes(
   const out: Route[] = [];
   for (const r of routes) {
     if (phase.downed.has(r.dev)) continue;
+    if (r.family === 6 && phase.ipv6Off.has(r.dev)) continue;
     const main = (r.table ?? TABLE_MAIN) === TABLE_MAIN;
     const moved = { ...r, dev: renamed(r.dev) };
     if (

@@ -26,8 +26,8 @@ export interface LinkTarget {
   exactAddresses: boolean;
 }
 
-/** Below this MTU the kernel takes IPv6 off a link, addresses and all. */
-const IPV6_MIN_MTU = 1280;
+/** Below this MTU the kernel takes IPv6 off a link: its addresses, routes and neighbours. */
+export const IPV6_MIN_MTU = 1280;
 
 /** A temporary name for the swap, unique per link index and within 15 bytes. */
 export function swapName(index: number): string {

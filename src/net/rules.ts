@@ -7,9 +7,11 @@
  * rule takes a default rule's priority and family). New rules are added
  * before stale ones are deleted, so no packet meets a window with neither.
  *
- * iproute2 takes a rule's family from its prefixes, else from `-6`, which a
- * batch cannot switch per line: an IPv6 rule without prefixes is rendered
- * for a separate `ip -6 -batch` (its line starts with {@link IPV6_BATCH}).
+ * iproute2 (6.1) takes a rule's family from the command line only: without
+ * `-6` it sends an IPv4 rule, IPv6 prefix and all, which the kernel refuses
+ * ("Invalid source address"). A batch cannot switch family per line, so
+ * every IPv6 rule is rendered for a separate `ip -6 -batch` (its line
+ * starts with {@link IPV6_BATCH}).
  */
 import { type Family, familyOf, maxPrefix, networkText, parseIp } from "./address";
 import { batchLine } from "./render-batch";
@@ -144,10 +146,10 @@ function ruleArgs(r: Rule): (string | number)[] {
   return t;
 }
 
-/** `rule add|del ...` as a batch line; IPv6 rules without a prefix are marked for `ip -6`. */
+/** `rule add|del ...` as a batch line; IPv6 rules are marked for `ip -6`. */
 export function renderRule(verb: "add" | "del", r: Rule): string {
   const line = batchLine(["rule", verb, ...ruleArgs(r)]);
-  return r.family === 6 && !r.src && !r.dst ? `${IPV6_BATCH}${line}` : line;
+  return r.family === 6 ? `${IPV6_BATCH}${line}` : line;
 }
 
 export interface RulePlanOptions {

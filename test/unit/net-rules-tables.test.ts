@@ -88,13 +88,21 @@ describe("parseRules", () => {
 });
 
 describe("renderRule", () => {
-  it("renders every selector; an IPv6 rule without a prefix is marked for ip -6", () => {
+  it("renders every selector; every IPv6 rule is marked for ip -6", () => {
     const [r] = parseRules([V4[1]], 4);
     expect(renderRule("add", r as Rule)).toBe(
       "rule add priority 100 not from 10.1.0.0/16 to 10.2.0.0/24 iif eth0 fwmark 0x10/0xff lookup 200",
     );
     expect(renderRule("del", DEFAULT_RULES[4] as Rule)).toBe(
       "-6 rule del priority 32766 lookup main",
+    );
+    // iproute2 sends a rule without -6 as IPv4, whatever its prefix.
+    const [v6] = parseRules(
+      [{ priority: 9613, src: "fd90:6b33:220a:4300::", srclen: 56, action: "blackhole" }],
+      6,
+    );
+    expect(renderRule("add", v6 as Rule)).toBe(
+      "-6 rule add priority 9613 from fd90:6b33:220a:4300::/56 blackhole",
     );
   });
 
