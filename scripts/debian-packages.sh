@@ -4,12 +4,13 @@
 # The arm64 guest (npm run rootfs -- --arch arm64) needs arm64 among dpkg's
 # architectures, for apt-get download of its packages (never installed here),
 # qemu-system-arm for qemu-system-aarch64, and binutils' readelf for the ELF
-# reader's test.
+# reader's test. systemd for systemd-analyze, which checks the front-mode
+# unit files (test/interop/kata-image.test.ts).
 set -euo pipefail
 DEBIAN_PACKAGES=(
   iproute2 util-linux procps golang-go golang-github-containerd-ttrpc-dev containernetworking-plugins
   qemu-system-x86 linux-image-amd64 busybox-static cpio gzip zstd lz4 iptables erofs-utils
-  qemu-system-arm binutils kmod
+  qemu-system-arm binutils kmod systemd
 )
 update=
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then

@@ -28,6 +28,8 @@ export interface UpstreamEvent {
   how?: "slept" | "deadline" | "cancelled";
   afterMs?: number;
   why?: string;
+  /** Of "listening": the stand-in's PID (in its own PID namespace). */
+  pid?: number;
 }
 
 export interface RunningUpstream {

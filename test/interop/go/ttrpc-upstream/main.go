@@ -260,7 +260,7 @@ func main() {
 		os.Remove(*socket)
 		os.Exit(0)
 	}()
-	out.log(map[string]interface{}{"event": "listening", "socket": *socket, "instance": *name})
+	out.log(map[string]interface{}{"event": "listening", "socket": *socket, "instance": *name, "pid": os.Getpid()})
 	if err := s.Serve(context.Background(), &recordingListener{Listener: l, instance: *name}); err != nil && err != ttrpc.ErrServerClosed {
 		fmt.Fprintln(os.Stderr, "ttrpc-upstream:", err)
 		os.Exit(1)
