@@ -163,11 +163,12 @@ export class Guest {
     return `unix://${this.agent.socket}`;
   }
 
-  static async create(mac?: string, guestIf = "gst0"): Promise<Guest> {
+  /** `agentArgs`: more flags for the agent (e.g. `--upstream`, front mode). */
+  static async create(mac?: string, guestIf = "gst0", agentArgs: string[] = []): Promise<Guest> {
     const ns = await Netns.create("nh5g");
     try {
       if (mac) await addVeth(ns, guestIf, mac);
-      return new Guest(ns, await ns.startAgent());
+      return new Guest(ns, await ns.startAgent(agentArgs));
     } catch (err) {
       await ns.remove();
       throw err;
