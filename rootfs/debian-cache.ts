@@ -119,6 +119,11 @@ export class DebianCache {
     return [...this.unpacked.values()];
   }
 
+  private update(): void {
+    this.updated = true;
+    run("apt-get", ["update", "-qq"]);
+  }
+
   private stamp(name: string): string {
     return join(this.roots, `${name}.deb-name`);
   }
@@ -131,7 +136,7 @@ export class DebianCache {
     mkdirSync(this.debs, { recursive: true });
     mkdirSync(this.roots, { recursive: true });
     let wanted = names;
-    for (let attempt = 0; wanted.length > 0; attempt++) {
+    while (wanted.length > 0) {
       const r = spawnSync(
         "apt-get",
         // The cache belongs to root; apt's sandbox user could not write it.
@@ -146,21 +151,26 @@ export class DebianCache {
       );
       if (r.status === 0) break;
       const said = `${r.stderr}${r.stdout}`;
-      const absent = [
-        ...said.matchAll(/(?:Unable to locate package|from package) ([^\s:]+):/g),
-      ].map((m) => m[1] as string);
-      const left = wanted.filter((n) => !absent.includes(n));
-      if (absent.length > 0 && left.length < wanted.length) {
-        for (const n of wanted.filter((n) => absent.includes(n))) writeFileSync(this.none(n), "");
+      const names = (re: RegExp) => [...said.matchAll(re)].map((m) => m[1] as string);
+      // Known, but nothing for this architecture (arch-all, such as debconf): final.
+      const none = names(/Can't select candidate version from package ([^\s:]+):/g);
+      // Unknown: final only once the lists are fresh.
+      const unknown = names(/Unable to locate package ([^\s:]+):/g);
+      if (unknown.length > 0 && !this.updated) {
+        this.update();
+        continue;
+      }
+      const absent = new Set([...none, ...unknown]);
+      const left = wanted.filter((n) => !absent.has(n));
+      if (left.length < wanted.length) {
+        for (const n of absent) writeFileSync(this.none(n), "");
         wanted = left;
       } else if (!this.updated) {
         // Lists older than the archive name versions it no longer has.
-        this.updated = true;
-        run("apt-get", ["update", "-qq"]);
+        this.update();
       } else {
         throw new Error(`apt-get download ${wanted.join(" ")} (${this.arch}): ${said.trim()}`);
       }
-      if (attempt > wanted.length + 2) throw new Error(`apt-get download: ${said.trim()}`);
     }
     const debs = readdirSync(this.debs);
     for (const name of wanted) {
