@@ -21,8 +21,10 @@
  * Every ELF file in both images is checked to be of the guest's machine.
  * Options: --arch x86_64|arm64, --out DIR, --agent PATH,
  * --kernel-release RELEASE (x86_64), --compress lz4|zstd|gzip (default
- * lz4), --default image|initramfs.
+ * lz4), --default image|initramfs, --front STANDIN (our image in front
+ * mode for the tests, into GUEST-front: front.ts).
  */
+
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
@@ -38,6 +40,7 @@ import { BLK_ROOT, PMEM_ROOT } from "./boot-manifest";
 import { type CpioRecord, encodeCpio, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG } from "./cpio";
 import { debianSources } from "./debian-sources";
 import { checkMachines } from "./elf-check";
+import { FRONT_CMDLINE, frontEntries } from "./front";
 import { hostSources } from "./host-sources";
 import { BOOT_INITRD, ROOT_IMAGE, writeImageMode } from "./image-mode";
 import { IPTABLES_MODULES } from "./iptables";
@@ -151,7 +154,9 @@ async function main(argv: string[]): Promise<void> {
     return i >= 0 && argv[i + 1] !== undefined ? (argv[i + 1] as string) : fallback;
   };
   const arch = parseGuestArch(opt("--arch", "x86_64"));
-  const out = resolve(opt("--out", arch.guestDir));
+  // --front STANDIN: our image in front mode for the tests (front.ts).
+  const front = argv.includes("--front") ? resolve(opt("--front", "")) : undefined;
+  const out = resolve(opt("--out", front ? `${arch.guestDir}-front` : arch.guestDir));
   const agent = resolve(opt("--agent", arch.agent));
   const compression = opt("--compress", "lz4");
   const defaultMode = opt("--default", "image");
@@ -189,7 +194,7 @@ async function main(argv: string[]): Promise<void> {
   ];
   const packages = src.packagesOf(hostFiles);
 
-  const entries = buildManifest({
+  const base = buildManifest({
     kernelRelease: release,
     agent,
     init: resolve(import.meta.dir, "init.sh"),
@@ -203,6 +208,7 @@ async function main(argv: string[]): Promise<void> {
     hostname: "netagent-guest",
     iptables,
   });
+  const entries = front ? [...base, ...frontEntries(front)] : base;
   const checked = checkMachines(entries, arch.elfMachine, `${arch.name} image`);
 
   mkdirSync(out, { recursive: true });
@@ -243,6 +249,7 @@ async function main(argv: string[]): Promise<void> {
         : blkImageBootJson(imageFiles),
     initramfs: initramfsBootJson({ kernel: kernelFile, initrd: "initrd.img" }),
   };
+  if (front) for (const mode of MODES) boots[mode].cmdline.push(...FRONT_CMDLINE);
   for (const mode of MODES)
     await Bun.write(`${out}/boot-${mode}.json`, renderBootJson(boots[mode]));
   await Bun.write(`${out}/boot.json`, renderBootJson(boots[defaultMode as (typeof MODES)[number]]));

@@ -10,7 +10,8 @@
 #     agent.log= from /proc/cmdline itself); not started with init.noagent;
 #     its log goes to the console, or to /run/netagent.log when the console
 #     is the debug shell's;
-#   - a root shell on the serial console, only with agent.debug_console.
+#   - a root shell on the serial console, only with agent.debug_console;
+# and, in an image built with --front, starts /etc/init.upstream first.
 # Switches (agent.debug_console, init.noagent, init.nojit) are on when bare
 # or set to 1/y/yes/true/on; any other value is off (see cmdline_flag).
 # SIGTERM (reboot), SIGUSR1 (halt) and SIGUSR2 (poweroff) all power off:
@@ -212,6 +213,14 @@ done </etc/init.modules
 
 "$IP" link set lo up || log "cannot bring lo up"
 hostname -F /etc/hostname
+
+# The agent behind netagent in front mode, when the image has one
+# (npm run rootfs -- --front STANDIN: the tests' stand-in upstream); netagent
+# waits for it to listen (netagent.upstream= in boot.json's cmdline).
+if [ -x /etc/init.upstream ]; then
+	/etc/init.upstream </dev/null >>/run/upstream.out 2>&1 &
+	log "upstream started (pid $!)"
+fi
 
 agent_sup=
 if cmdline_flag init.noagent; then

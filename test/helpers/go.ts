@@ -33,8 +33,8 @@ function newestSource(dirs: string[]): number {
   return newest;
 }
 
-function build(program: Program): string {
-  const out = join(BIN_DIR, program);
+function build(program: Program, { isStatic = false } = {}): string {
+  const out = join(BIN_DIR, isStatic ? `${program}-static` : program);
   const sources = newestSource([join(GO_DIR, program), join(GO_DIR, "rawmsg")]);
   if (existsSync(out) && statSync(out).mtimeMs >= sources) return out;
   const which = spawnSync("go", ["version"], { env: goEnv(), encoding: "utf8" });
@@ -53,7 +53,8 @@ function build(program: Program): string {
   const tmp = `${out}.tmp-${process.pid}`;
   const r = spawnSync("go", ["build", "-o", tmp, `./${program}`], {
     cwd: GO_DIR,
-    env: goEnv(),
+    // Static (no cgo): for the guest image, which has only the agent's libraries.
+    env: isStatic ? { ...goEnv(), CGO_ENABLED: "0" } : goEnv(),
     encoding: "utf8",
   });
   if (r.status !== 0) throw new Error(`go build ${program} failed:\n${r.stderr}`);
@@ -71,6 +72,11 @@ export function goPrograms(): Record<Program, string> {
     "ttrpc-upstream": build("ttrpc-upstream"),
   };
   return built;
+}
+
+/** The stand-in upstream linked statically, for the guest image in front mode. */
+export function goStaticUpstream(): string {
+  return build("ttrpc-upstream", { isStatic: true });
 }
 
 /** One step of a Go client run: `n` calls at concurrency `c` on one connection. */
