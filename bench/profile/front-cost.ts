@@ -41,11 +41,11 @@ function cpuNs(pid: number): number {
   return ns;
 }
 
-function rate(sock: string, c: number, n = calls): number {
+function rate(sock: string, c: number, n = calls, quiet = false): number {
   const out = execFileSync(
     go["ttrpc-client"],
     ["-socket", sock, "-n", String(n), "-c", String(c), "-summary"],
-    { encoding: "utf8" },
+    { encoding: "utf8", stdio: ["ignore", "pipe", quiet ? "ignore" : "inherit"] },
   );
   const step = (
     JSON.parse(out) as { steps: { codes: Record<string, number>; callsPerSec: number }[] }
@@ -57,7 +57,7 @@ function rate(sock: string, c: number, n = calls): number {
 async function ready(sock: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
     try {
-      rate(sock, 1, 1);
+      rate(sock, 1, 1, true);
       return;
     } catch {
       await new Promise((r) => setTimeout(r, 20));
