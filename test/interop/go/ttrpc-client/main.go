@@ -173,11 +173,14 @@ func run(client *ttrpc.Client, s step, summary bool) (stepResult, error) {
 		}
 	}
 	if s.WaitFor != "" {
-		for {
+		// Bounded: a test that failed before creating the file must not leave this waiting.
+		for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
 			if _, err := os.Stat(s.WaitFor); err == nil {
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			if time.Since(start) > time.Minute {
+				return stepResult{}, fmt.Errorf("waitFor %s: not there after a minute", s.WaitFor)
+			}
 		}
 	}
 	if s.Touch != "" {
