@@ -21,7 +21,7 @@ function resilient(name: string, max: number, unset: string): AttrSpec {
   };
 }
 
-const valueOf = (list: readonly Attr[], name: string) => list.find(([n]) => n === name)?.[1];
+const attrValue = (list: readonly Attr[], name: string) => list.find(([n]) => n === name)?.[1];
 
 export const NEXTHOP_ATTRS = attrTable([
   resilient("buckets", 65535, "128"),
@@ -38,7 +38,7 @@ export const NEXTHOP_ATTRS = attrTable([
     words: (v, list) => {
       const out = ["type", v];
       for (const n of ["buckets", "idle_timer", "unbalanced_timer"]) {
-        const x = valueOf(list, n);
+        const x = attrValue(list, n);
         if (x !== undefined) out.push(n, x);
       }
       return out;
