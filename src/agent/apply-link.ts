@@ -12,13 +12,15 @@ import { Code, TtrpcError } from "../ttrpc/codes";
 import { codeOfNetError } from "./error-status";
 import type { Logger } from "./log";
 import { noteRollback } from "./rollbacks";
+import type { SerialQueue } from "./serial-queue";
 import type { InterfaceSpec } from "./validate";
 
 /** How often the restore tries to read the state before giving up on it. */
 const RESTORE_READS = 3;
 
 /**
- * Reconciles `link` (found in `state`) to `spec` and returns it read back.
+ * Reconciles `link` (found in `state`) to `spec` and returns it read back;
+ * what puts it back goes to `journal` before the first change.
  * Throws the failed line's error (prefixed with the MAC) after restoring;
  * NOT_FOUND when the link vanished meanwhile.
  */
@@ -29,10 +31,19 @@ export async function applyLink(
   state: Pick<NetState, "links">,
   link: Link,
   signal: AbortSignal,
+  journal?: Pick<SerialQueue, "record">,
 ): Promise<Link> {
   const lines = planLink(state.links, link, { ...spec, up: true, exactAddresses: false });
   const holder = state.links.find((l) => l.name === spec.name && l.index !== link.index);
   let links = state.links;
+  if (lines.length > 0) {
+    journal?.record(() => ({
+      kind: "link",
+      links: state.links,
+      index: link.index,
+      ...(holder ? { holder: holder.index } : {}),
+    }));
+  }
   try {
     // The read-back rides in the same process as the change.
     if (lines.length > 0) links = await ip.batchThenLinks(lines, { signal });
@@ -56,9 +67,10 @@ export async function applyLink(
 
 /**
  * Puts `link` (and the others, `holder` the one a swap took down) back as
- * in `before`. Never throws: returns what went wrong.
+ * in `before` (also a start's restore after a crash, recover.ts). Never
+ * throws: returns what went wrong.
  */
-async function restoreLink(
+export async function restoreLink(
   ip: IpRunner,
   log: Logger,
   before: Pick<NetState, "links">,

@@ -49,7 +49,7 @@ export async function applyRoutePlan(
         continue;
       }
       // Without a line, ip was killed: any prefix may have gone through.
-      const problem = await rollback(ip, log, before, ops, at ?? ops.length);
+      const problem = await restoreRoutes(ip, log, before, { ops, applied: at ?? ops.length });
       throw explain(err, op, problem);
     }
   }
@@ -65,29 +65,30 @@ function isAlreadyGone(op: RouteOp, err: unknown): boolean {
 }
 
 /**
- * Puts `before` back. The table is read to plan the restore; when that read
- * fails, the plan's own account of what `applied` operations did stands in
- * for it. Never throws: returns what went wrong, or undefined.
+ * Puts `before` back (also a start's restore after a crash, recover.ts).
+ * The table is read to plan the restore; when that read fails, the plan's
+ * own account of what its first `applied` operations did stands in for it,
+ * if there is one. Never throws: returns what went wrong, or undefined.
  */
-async function rollback(
+export async function restoreRoutes(
   ip: IpRunner,
   log: Logger,
   before: readonly Route[],
-  ops: readonly RouteOp[],
-  applied: number,
+  undo?: { ops: readonly RouteOp[]; applied: number },
 ): Promise<string | undefined> {
-  let now: Route[];
-  try {
-    now = await ip.readRoutes();
-  } catch (err) {
-    log.warn("cannot read the routes to restore them: undoing the plan's operations instead", {
-      error: (err as Error).message,
-      applied,
-    });
-    now = routesAfter(before, ops, applied);
-  }
   let lines: string[];
   try {
+    let now: Route[];
+    try {
+      now = await ip.readRoutes();
+    } catch (err) {
+      if (undo === undefined) throw err;
+      log.warn("cannot read the routes to restore them: undoing the plan's operations instead", {
+        error: (err as Error).message,
+        applied: undo.applied,
+      });
+      now = routesAfter(before, undo.ops, undo.applied);
+    }
     const target = before.filter((r) => isManaged(r, true));
     const plan = planRoutes(now, target, { exact: true, keepLinkless: true, deletesFirst: true });
     lines = renderRouteOps(plan);

@@ -13,6 +13,7 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_STALL_TIMEOUT_MS,
+  DEFAULT_STATE_DIR,
   SHUTDOWN_GRACE_MS,
 } from "./limits";
 import { LEVELS, type Level } from "./log";
@@ -38,6 +39,8 @@ export interface AgentConfig {
   stallTimeoutMs?: number;
   /** Milliseconds idle after which a connection gives way to a new one at the cap. */
   idleTimeoutMs?: number;
+  /** Where the change journal lives (journal.ts): a directory of root's alone. */
+  stateDir: string;
 }
 
 export type ParsedArgs =
@@ -53,7 +56,7 @@ export class ConfigError extends Error {
 export const USAGE = `usage: netagent [--listen ADDR] [--upstream ADDR] [--log-level LEVEL] [--max-connections N]
                 [--stall-timeout-ms MS] [--idle-timeout-ms MS]
                 [--vsock-allow-cid CID[,CID...]]
-                [--ip-bin PATH] [--ip-session on|off]
+                [--ip-bin PATH] [--ip-session on|off] [--state-dir DIR]
 
 Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
 
@@ -75,6 +78,9 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
                         environment variable does this)
   --ip-session on|off   keep one resident \`ip -batch\` for small changes and
                         reads (default on); off starts a process for each
+  --state-dir DIR       where a change under way is recorded, to be undone by
+                        the next agent should this one die (default
+                        ${DEFAULT_STATE_DIR}; made 0700, refused if others may read it)
   --version, --help
 
 The kernel command line may set netagent.listen=ADDR, netagent.upstream=ADDR,
@@ -109,6 +115,7 @@ interface Raw {
   idleTimeoutMs?: string;
   ipBin?: string;
   ipSession?: string;
+  stateDir?: string;
 }
 
 /** Flags that may be given more than once (their values are collected). */
@@ -157,6 +164,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
         "--idle-timeout-ms": "idleTimeoutMs",
         "--ip-bin": "ipBin",
         "--ip-session": "ipSession",
+        "--state-dir": "stateDir",
       } as const
     )[name];
     const list = ({ "--vsock-allow-cid": "vsockAllowCid" } as const)[name];
@@ -239,6 +247,11 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       `--ip-session: invalid value ${JSON.stringify(fromFlags.ipSession)} (expected on or off)`,
     );
   }
+  if (fromFlags.stateDir !== undefined && !fromFlags.stateDir.startsWith("/")) {
+    throw new ConfigError(
+      `--state-dir: invalid value ${JSON.stringify(fromFlags.stateDir)} (expected an absolute path)`,
+    );
+  }
   let vsockAllowCids: Set<number> | undefined;
   if (lists.vsockAllowCid.length > 0) {
     if (listen.kind !== "vsock") {
@@ -260,6 +273,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       maxConnections: max.output,
       shutdownGraceMs: SHUTDOWN_GRACE_MS,
       ipSession: fromFlags.ipSession !== "off",
+      stateDir: fromFlags.stateDir ?? DEFAULT_STATE_DIR,
       ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
       ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
       ...(fromFlags.ipBin === undefined ? {} : { ipBin: fromFlags.ipBin }),

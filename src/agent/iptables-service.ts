@@ -92,6 +92,12 @@ export function createIptablesService(
         const before = splitTables(
           bytesText(await iptables.save(family, { counters: true, signal: ctx.signal })),
         );
+        queue.record(() => ({
+          kind: "iptables",
+          family,
+          tables,
+          snapshot: renderSnapshot(before, tables),
+        }));
         try {
           const out = await iptables.restore(family, data, { signal: ctx.signal });
           log.info("iptables set", { family, tables, bytes: data.length });

@@ -118,3 +118,26 @@ export const UPSTREAM_START_WAIT_MS = 30_000;
 export const UPSTREAM_RETRY_MS = 50;
 /** How long before its deadline a call waiting for the upstream to start is answered UNAVAILABLE. */
 export const UPSTREAM_START_MARGIN_MS = 250;
+
+/**
+ * The largest change record (journal.ts): what puts the old state back
+ * should the agent die mid-change. A change whose record would be larger is
+ * refused (RESOURCE_EXHAUSTED) before it starts; a larger file found at
+ * start is set aside unread. A route takes ~160 bytes, so a 100,000-route
+ * table fits twice over.
+ */
+export const MAX_RECORD_BYTES = 32 << 20;
+
+/**
+ * At start, after a crash mid-change: how long the processes the dead agent
+ * left (its `ip -batch`, iptables-restore) may go on before they are killed.
+ * The old state is restored either way; the wait only lets them end by
+ * themselves (their input ends with the dead agent's pipes).
+ */
+export const ORPHAN_WAIT_MS = 1000;
+
+/** Starts that may try to restore one record; past this it is set aside (a restore that kills the agent cannot loop). */
+export const MAX_RESTORE_ATTEMPTS = 3;
+
+/** The state directory (`--state-dir`): tmpfs in the guest, root's alone. */
+export const DEFAULT_STATE_DIR = "/run/netagent";

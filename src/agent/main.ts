@@ -23,12 +23,21 @@ import { ServiceRegistry } from "../ttrpc/service";
 import { ConfigError, parseArgs, USAGE } from "./config";
 import { healthService } from "./health-service";
 import { createIptablesService } from "./iptables-service";
-import { HOTPLUG_TIMEOUT_MS, MAX_IP_PROCESSES, SHUTDOWN_SETTLE_MS } from "./limits";
+import { Journal, StateDirError } from "./journal";
+import {
+  HOTPLUG_TIMEOUT_MS,
+  MAX_IP_PROCESSES,
+  MAX_QUEUED_WRITES,
+  SHUTDOWN_SETTLE_MS,
+} from "./limits";
 import { createLogger, type Logger } from "./log";
 import { AgentMetrics } from "./metrics";
 import { createNetworkService } from "./network-service";
+import { bootId, netnsId, readProcStat } from "./proc-stat";
+import { leadProcessGroup } from "./process-group";
+import { recoverAtStart } from "./recover";
 import { AGENT_REGISTRY_OPTIONS } from "./registry-options";
-import { SerialQueue } from "./serial-queue";
+import { type ChangeJournal, SerialQueue } from "./serial-queue";
 import { AgentServer } from "./server";
 import { createStateService } from "./state-service";
 import { AGENT_VERSION } from "./version";
@@ -61,6 +70,8 @@ async function listen(address: AgentAddress, text: string, accept: Acceptor): Pr
 export interface RegistryChoices {
   log: Logger;
   metrics: AgentMetrics;
+  /** Where changes are recorded before they are made (none: not recorded; in-process tests). */
+  journal?: ChangeJournal;
   ipBin?: string;
   ipSession?: boolean;
   /** Front mode: grpc.Health and GetMetrics are the upstream's (forwarded). */
@@ -74,9 +85,9 @@ export interface RegistryChoices {
  * upstream's answer gets netagent's metrics appended on its way back).
  */
 export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
-  const { log, metrics, ipBin = "ip", ipSession = true, front = false } = choices;
+  const { log, metrics, ipBin = "ip", ipSession = true, front = false, journal } = choices;
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
-  const queue = new SerialQueue();
+  const queue = new SerialQueue(MAX_QUEUED_WRITES, journal);
   const session = ipSession ? new IpSession(ipBin) : undefined;
   // Started now: a pod's first call should not wait for ip to start.
   session?.warm();
@@ -90,6 +101,51 @@ export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
       ...(front ? {} : { getMetrics: () => ({ metrics: metrics.render() }) }),
     })
     .register(Network, createStateService({ ip, sysctl: new SysctlFs(), log, queue }));
+}
+
+/**
+ * Before serving: leads a process group of its own (so a next agent can find
+ * the processes this one starts), opens the change journal and, when the
+ * last agent died mid-change, puts the state back (recover.ts). Undefined
+ * when the state directory is not usable (exit 2).
+ */
+async function recoverJournal(
+  config: { stateDir: string; ipBin?: string },
+  log: Logger,
+): Promise<Journal | undefined> {
+  const group = leadProcessGroup();
+  if ("reason" in group) {
+    log.warn("no process group of its own: a restart cannot wait for what this agent leaves", {
+      reason: group.reason,
+    });
+  }
+  let journal: Journal;
+  try {
+    journal = Journal.open({
+      dir: config.stateDir,
+      log,
+      owner: {
+        pid: process.pid,
+        start: readProcStat("self")?.start ?? 0,
+        ...("pgid" in group ? { pgid: group.pgid } : {}),
+      },
+      bootId: bootId(),
+      netns: netnsId(),
+    });
+  } catch (err) {
+    if (!(err instanceof StateDirError)) throw err;
+    log.error("cannot use the state directory", { error: err.message });
+    process.stderr.write(`netagent: ${err.message}\n`);
+    return undefined;
+  }
+  await recoverAtStart({
+    journal,
+    log,
+    ip: new IpRunner(config.ipBin ?? "ip"),
+    sysctl: new SysctlFs(),
+    iptables: new IptablesRunner(),
+  });
+  return journal;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -128,11 +184,14 @@ async function main(argv: string[]): Promise<number> {
   });
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
+  const journal = await recoverJournal(config, log);
+  if (journal === undefined) return 2;
   const metrics = new AgentMetrics();
   const server = new AgentServer({
     registry: buildRegistry({
       log,
       metrics,
+      journal,
       ipSession: config.ipSession,
       front: config.upstream !== undefined,
       ...(config.ipBin === undefined ? {} : { ipBin: config.ipBin }),

@@ -9,13 +9,14 @@ import type { IpRunner } from "../net/ip-runner";
 import { impliedKernelRoutes } from "../net/kernel-routes";
 import type { Link } from "../net/model";
 import { planNeighborRestore, renderNeighborReplace } from "../net/plan-neighbors";
-import { planRoutes } from "../net/plan-routes";
+import { isManaged, planRoutes } from "../net/plan-routes";
 import { ipv6Disabled } from "../net/sysctl";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { CallContext, ServiceImpl } from "../ttrpc/service";
 import { linkToProto, routeToProto } from "../wire/kata-map";
 import { applyLink } from "./apply-link";
 import { applyRoutePlan } from "./apply-routes";
+import { neighboursChange } from "./change-record";
 import { HOTPLUG_MAX_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
 import { noteRollback } from "./rollbacks";
@@ -122,7 +123,7 @@ export function createNetworkService(
           const state = await ip.readLinks({ signal: ctx.signal });
           const link = state.links.find((l) => l.mac === spec.mac);
           if (!link) return undefined;
-          const now = await applyLink(ip, log, spec, state, link, ctx.signal);
+          const now = await applyLink(ip, log, spec, state, link, ctx.signal, queue);
           return linkToProto(now, spec.devicePath);
         }, ctx.signal);
         if (done) return done;
@@ -180,6 +181,10 @@ export function createNetworkService(
           return memo.keep(ctx.payload, desired, state.routes, answer);
         }
         memo.forget();
+        queue.record(() => ({
+          kind: "routes",
+          routes: state.routes.filter((r) => isManaged(r, true)),
+        }));
         const routes = await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
         updated(ops.length);
         return create(RoutesSchema, { Routes: routes.map(routeToProto) });
@@ -205,6 +210,7 @@ export function createNetworkService(
         const state = await ip.readLinksAndNeighbors({ signal: ctx.signal });
         requireDevices(state, "neighbors", specs);
         const lines = specs.map(renderNeighborReplace);
+        queue.record(() => neighboursChange(state.neighbors, specs));
         try {
           await ip.batch(lines, { signal: ctx.signal });
         } catch (err) {

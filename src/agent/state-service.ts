@@ -45,6 +45,48 @@ export function planText(plan: ApplyPlan): string[] {
   ];
 }
 
+/**
+ * Puts links, routes of every table, rules, permanent neighbours and the
+ * sysctls written back as in `before` (also a start's restore after a
+ * crash, recover.ts). Best effort and logged: links first (names decide
+ * where sysctls live), then the rest, then sysctls. Answers whether it
+ * finished.
+ */
+export async function restoreState(
+  deps: { ip: IpRunner; sysctl: SysctlFs; log: Logger },
+  before: Omit<FullState, "sysctls">,
+  writes: readonly Pick<SysctlWrite, "restoreKey" | "previous">[],
+): Promise<boolean> {
+  const { ip, sysctl, log } = deps;
+  let complete = true;
+  try {
+    const now = await ip.readFullState();
+    await ip.batch(planLinksRestore(before.links, now.links), { force: true });
+    const after = await ip.readFullState();
+    const lines = planStateRestore(
+      { ...before, sysctls: new Map() },
+      { ...after, sysctls: new Map() },
+    );
+    await ip.batch(lines.batch, { force: true });
+    await ip.batch(lines.batch6, { force: true, ipv6: true });
+  } catch (err) {
+    log.error("restore incomplete", { what: "network state", error: (err as Error).message });
+    complete = false;
+  }
+  for (const w of [...writes].reverse()) {
+    if (w.previous === undefined) continue;
+    try {
+      sysctl.write(w.restoreKey, w.previous);
+    } catch (err) {
+      log.error("restore incomplete", { what: w.restoreKey, error: (err as Error).message });
+      complete = false;
+    }
+  }
+  log.info("restored state after a failed Apply", { sysctls: writes.length });
+  noteRollback("state", complete);
+  return complete;
+}
+
 export function createStateService(options: StateServiceOptions): ServiceImpl<typeof Network> {
   const { ip, sysctl, log, queue } = options;
 
@@ -133,33 +175,6 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
     return { ...next, sysctls: plan.sysctls };
   }
 
-  /** Best effort; logged. Links first (names decide where sysctls live), then the rest, then sysctls. */
-  async function rollback(before: FullState, writes: readonly SysctlWrite[]): Promise<void> {
-    let complete = true;
-    try {
-      const now = await ip.readFullState();
-      await ip.batch(planLinksRestore(before.links, now.links), { force: true });
-      const after = await ip.readFullState();
-      const lines = planStateRestore(before, { ...after, sysctls: new Map() });
-      await ip.batch(lines.batch, { force: true });
-      await ip.batch(lines.batch6, { force: true, ipv6: true });
-    } catch (err) {
-      log.error("restore incomplete", { what: "network state", error: (err as Error).message });
-      complete = false;
-    }
-    for (const w of [...writes].reverse()) {
-      if (w.previous === undefined) continue;
-      try {
-        sysctl.write(w.restoreKey, w.previous);
-      } catch (err) {
-        log.error("restore incomplete", { what: w.restoreKey, error: (err as Error).message });
-        complete = false;
-      }
-    }
-    log.info("restored state after a failed Apply", { sysctls: writes.length });
-    noteRollback("state", complete);
-  }
-
   return {
     async get(_request, ctx) {
       const s = await ip.readFullState({ signal: ctx.signal });
@@ -188,6 +203,16 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
           return { result: stateToWire({ ...before, sysctls: sysctlsOf(before) }), plan: text };
         }
         const desiredKeys = desired.sysctls.map((s) => s.key);
+        if (text.length > 0) {
+          queue.record(() => ({
+            kind: "state",
+            links: before.links,
+            routes: before.routes,
+            rules: before.rules,
+            neighbors: before.neighbors.filter((n) => n.state.includes("PERMANENT")),
+            sysctls: plan.sysctls,
+          }));
+        }
         try {
           const settled = await settleLinks(plan, before, desired, exact, run);
           let after = await execute(settled, before, desiredKeys, run);
@@ -210,7 +235,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
           log.info("state applied", { operations: text.length, exact });
           return { result: stateToWire({ ...after, sysctls: sysctlsOf(after) }), plan: text };
         } catch (err) {
-          await rollback(before, plan.sysctls);
+          await restoreState({ ip, sysctl, log }, before, plan.sysctls);
           if (err instanceof IpBatchError) {
             throw new TtrpcError(`Apply: ${err.message}`, codeOfNetError(err), { cause: err });
           }

@@ -2,6 +2,7 @@
  * The compiled agent (dist/netagent, from `npm run build`) started on a
  * unix socket in a temporary directory.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -85,6 +86,28 @@ export interface StartAgentOptions {
    * front whose upstream (which answers Check) is not there or never answers.
    */
   readyOnSocket?: boolean;
+  /**
+   * The agent's --state-dir (its change journal). Default: `state` in the
+   * agent's temporary directory, so no test shares the machine's
+   * /run/netagent; false passes none (the agent's default). Builds that
+   * predate the flag get none.
+   */
+  stateDir?: string | false;
+  /** Words run before the agent's binary, which exec it (e.g. `setsid`). */
+  launcher?: readonly string[];
+}
+
+const knowsStateDir = new Map<string, boolean>();
+
+/** Whether `binary` takes --state-dir (older builds, compared in benches, do not). */
+export function takesStateDir(binary: string): boolean {
+  let known = knowsStateDir.get(binary);
+  if (known === undefined) {
+    const r = spawnSync(binary, ["--help"], { encoding: "utf8", timeout: 30_000 });
+    known = (r.stdout ?? "").includes("--state-dir");
+    knowsStateDir.set(binary, known);
+  }
+  return known;
 }
 
 /**
@@ -99,11 +122,18 @@ export async function startAgent(
     : (options as StartAgentOptions);
   const dir = tempDir();
   const socket = dir.join("agent.sock");
+  const binary = opts.binary ?? requireAgentBinary();
+  const stateDir =
+    opts.stateDir === false || !takesStateDir(binary)
+      ? undefined
+      : (opts.stateDir ?? dir.join("state"));
   const argv = [
-    opts.binary ?? requireAgentBinary(),
+    ...(opts.launcher ?? []),
+    binary,
     "--listen",
     `unix://${socket}`,
     ...(opts.ipBin ? ["--ip-bin", opts.ipBin] : []),
+    ...(stateDir === undefined ? [] : ["--state-dir", stateDir]),
     ...(opts.args ?? []),
   ];
   const [file, ...args] = opts.netns ? ["ip", "netns", "exec", opts.netns.name, ...argv] : argv;

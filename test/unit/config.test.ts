@@ -59,7 +59,14 @@ describe("parseArgs", () => {
       maxConnections: 64,
       shutdownGraceMs: 5000,
       ipSession: true,
+      stateDir: "/run/netagent",
     });
+  });
+
+  it("takes --state-dir as an absolute path, only as a flag", () => {
+    expect(run(["--state-dir", "/tmp/s"]).stateDir).toBe("/tmp/s");
+    expect(run([], "netagent.state_dir=/x --state-dir=/x").stateDir).toBe("/run/netagent");
+    expect(() => run(["--state-dir", "rel"])).toThrow(/--state-dir: invalid value "rel"/);
   });
 
   it("takes --ip-session on or off, nothing else", () => {
@@ -116,6 +123,7 @@ describe("parseArgs", () => {
         maxConnections: 64,
         shutdownGraceMs: 5000,
         ipSession: true,
+        stateDir: "/run/netagent",
       });
     });
 

@@ -1,0 +1,57 @@
+/**
+ * The bytes of a change record (journal.ts): one header line, then the body.
+ *
+ *   netagent-change-record 1 BYTES CRC32\n
+ *   {"bootId": ..., "change": {...}}
+ *
+ * BYTES is the body's length and CRC32 its checksum (8 hex digits), so a
+ * file cut short, grown or altered does not decode: no torn record is acted
+ * on, whatever wrote it. The record is put in place by a rename, so the
+ * agent itself never leaves one torn; the header guards against everything
+ * else. Pure.
+ */
+
+export const RECORD_MAGIC = "netagent-change-record";
+/** Bumped when the body's shape changes: a record of another format is set aside, not guessed at. */
+export const RECORD_FORMAT = 1;
+/** The header's longest form: magic, format, a length and a checksum. */
+export const MAX_HEADER_BYTES = 80;
+
+export type Decoded = { ok: true; body: unknown } | { ok: false; reason: string };
+
+function crc32(bytes: Uint8Array): string {
+  return (Bun.hash.crc32(bytes) >>> 0).toString(16).padStart(8, "0");
+}
+
+/** The file's bytes for `body` (any JSON value). */
+export function encodeRecord(body: unknown): Buffer {
+  const data = Buffer.from(JSON.stringify(body), "utf8");
+  const header = Buffer.from(`${RECORD_MAGIC} ${RECORD_FORMAT} ${data.length} ${crc32(data)}\n`);
+  return Buffer.concat([header, data]);
+}
+
+/** The body of a record file, or why it is not one (named for the log). */
+export function decodeRecord(bytes: Uint8Array): Decoded {
+  const nl = bytes.subarray(0, MAX_HEADER_BYTES).indexOf(0x0a);
+  if (nl < 0) return { ok: false, reason: "no header line" };
+  const header = Buffer.from(bytes.subarray(0, nl)).toString("latin1");
+  const m = /^(\S+) (\d+) (\d+) ([0-9a-f]{8})$/.exec(header);
+  if (!m || m[1] !== RECORD_MAGIC) return { ok: false, reason: "not a change record" };
+  if (Number(m[2]) !== RECORD_FORMAT) {
+    return { ok: false, reason: `record format ${m[2]}, this agent reads ${RECORD_FORMAT}` };
+  }
+  const data = bytes.subarray(nl + 1);
+  const length = Number(m[3]);
+  if (data.length !== length) {
+    return {
+      ok: false,
+      reason: `torn: the header says ${length} bytes, the file has ${data.length}`,
+    };
+  }
+  if (crc32(data) !== m[4]) return { ok: false, reason: "torn: checksum mismatch" };
+  try {
+    return { ok: true, body: JSON.parse(Buffer.from(data).toString("utf8")) };
+  } catch (err) {
+    return { ok: false, reason: `unreadable body: ${(err as Error).message}` };
+  }
+}

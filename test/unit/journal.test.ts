@@ -1,0 +1,144 @@
+/**
+ * The change journal's file (issue 24): a record decodes whole or not at
+ * all (every prefix and every single-byte change of a record is refused),
+ * is written root-only and bounded (a change whose record is over the bound
+ * is refused before anything is written), and the write queue records and
+ * removes it around a task, complete or failed.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Change } from "../../src/agent/change-record";
+import { Journal } from "../../src/agent/journal";
+import { createLogger } from "../../src/agent/log";
+import { decodeRecord, encodeRecord } from "../../src/agent/record-file";
+import { SerialQueue } from "../../src/agent/serial-queue";
+import { Code, TtrpcError } from "../../src/ttrpc/codes";
+
+const log = createLogger("error", () => {});
+const change: Change = {
+  kind: "iptables",
+  family: 4,
+  tables: ["filter"],
+  snapshot: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n",
+};
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "netagent-journal-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function open(maxBytes?: number): Journal {
+  return Journal.open({
+    dir: join(dir, "state"),
+    log,
+    owner: { pid: process.pid, start: 1 },
+    bootId: "b",
+    netns: "n",
+    ...(maxBytes === undefined ? {} : { maxBytes }),
+  });
+}
+
+describe("record-file", () => {
+  const bytes = encodeRecord({ a: [1, 2, 3], text: "é ✓" });
+
+  it("decodes what it encodes", () => {
+    expect(decodeRecord(bytes)).toEqual({ ok: true, body: { a: [1, 2, 3], text: "é ✓" } });
+  });
+
+  it("refuses every prefix of a record", () => {
+    for (let n = 0; n < bytes.length; n++)
+      expect(decodeRecord(bytes.subarray(0, n)).ok).toBe(false);
+  });
+
+  it("refuses every single-bit change of a record", () => {
+    for (let i = 0; i < bytes.length; i++) {
+      const c = Buffer.from(bytes);
+      c[i] = (c[i] as number) ^ 0x04;
+      expect(decodeRecord(c).ok, `byte ${i}`).toBe(false);
+    }
+  });
+});
+
+describe("Journal", () => {
+  it("writes the record root-only in a 0700 directory, whole, and removes it", () => {
+    const j = open();
+    j.write(change);
+    expect(statSync(join(dir, "state")).mode & 0o777).toBe(0o700);
+    expect(statSync(j.recordPath).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(dir, "state"))).toEqual(["change.rec"]);
+    const found = j.find();
+    // Written by this process, which still runs: another start must leave it alone.
+    expect(found).toMatchObject({ kind: "record" });
+    j.clear();
+    expect(existsSync(j.recordPath)).toBe(false);
+    expect(j.find()).toEqual({ kind: "none" });
+  });
+
+  it("refuses a change whose record is over the bound before writing anything", () => {
+    const j = open(200);
+    const big: Change = { ...change, snapshot: "x".repeat(300) };
+    let err: unknown;
+    try {
+      j.write(big);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TtrpcError);
+    expect((err as TtrpcError).code).toBe(Code.RESOURCE_EXHAUSTED);
+    expect((err as Error).message).toMatch(/over the limit of 200/);
+    expect(readdirSync(join(dir, "state"))).toEqual([]);
+  });
+});
+
+describe("SerialQueue with a journal", () => {
+  function recorder() {
+    const events: string[] = [];
+    return {
+      events,
+      journal: {
+        write: (c: Change) => events.push(`write ${c.kind}`),
+        clear: () => events.push("clear"),
+      },
+    };
+  }
+
+  it("removes the record when the task ends, complete or failed; a task that records nothing costs nothing", async () => {
+    const { events, journal } = recorder();
+    const q = new SerialQueue(8, journal);
+    await q.run(async () => {
+      q.record(() => change);
+      events.push("change");
+    });
+    await q
+      .run(async () => {
+        q.record(() => change);
+        throw new Error("failed and rolled back");
+      })
+      .catch(() => events.push("failed"));
+    await q.run(async () => events.push("read only"));
+    expect(events).toEqual([
+      "write iptables",
+      "change",
+      "clear",
+      "write iptables",
+      "clear",
+      "failed",
+      "read only",
+    ]);
+  });
+
+  it("without a journal, builds no record", async () => {
+    const q = new SerialQueue();
+    let built = false;
+    await q.run(async () =>
+      q.record(() => {
+        built = true;
+        return change;
+      }),
+    );
+    expect(built).toBe(false);
+  });
+});
