@@ -4,7 +4,7 @@
  * runner can say per item how many pods had it and how many lost it. Only
  * what is not the kernel's default for the kind counts as an item.
  */
-import type { Obj } from "./normalise";
+import type { Normalised, Obj } from "./normalise";
 
 /** Field names as the vocabulary says them. */
 const FIELD_NAMES: Record<string, string> = {
@@ -23,6 +23,7 @@ const FIELD_NAMES: Record<string, string> = {
   dport_start: "dport",
   dport_end: "dport",
   src: "from",
+  fwmask: "fwmark",
   srclen: "from",
   dst: "to",
   dstlen: "to",
@@ -34,9 +35,12 @@ const FIELD_NAMES: Record<string, string> = {
   gateway: "gateway",
 };
 
+/** ip's JSON names of route metrics that its command line spells otherwise. */
+const METRIC_NAMES: Record<string, string> = { congestion: "congctl", ecn: "features" };
+
 function name(kind: string, field: string): string {
   if (field.startsWith("metrics."))
-    return `route ${field.slice(8).replace("congestion", "congctl")}`;
+    return `route ${METRIC_NAMES[field.slice(8)] ?? field.slice(8)}`;
   if (field.startsWith("nh_info.")) return "route nhid";
   if (field.startsWith("via.")) return "route via inet6";
   return `${kind} ${FIELD_NAMES[field] ?? field}`;
@@ -48,7 +52,8 @@ export function aspectsOf(o: Obj): string[] {
   const out = new Set<string>();
   if (o.kind === "route") {
     const proto = f("protocol");
-    if (proto === "kernel") out.add("route (the kernel's)");
+    // The kernel's own routes (prefix, local, broadcast, multicast, link-local) are one item.
+    if (proto === "kernel") return ["route (the kernel's)"];
     if (f("type") && f("type") !== "unicast") out.add(`route type ${f("type")}`);
     if (!["main", "local"].includes(f("table") ?? "")) out.add(`route table ${f("table")}`);
     for (const k of ["tos", "from", "nhid", "pref", "expires", "gateway"])
@@ -59,10 +64,10 @@ export function aspectsOf(o: Obj): string[] {
     if ((f("flags") ?? "").includes("onlink") || (f("nexthops") ?? "").includes("onlink"))
       out.add("route onlink");
     if (f("prefsrc") && proto !== "kernel") out.add("route src");
-    for (const l of (f("locks") ?? "").split(",").filter(Boolean))
-      out.add(`route ${l.replace("congestion", "congctl")} lock`);
+    for (const l of (f("locks") ?? "").split(",").filter(Boolean)) out.add(`route ${l} lock`);
     for (const k of o.fields.keys()) if (k.startsWith("metrics.")) out.add(name("route", k));
   } else if (o.kind === "address") {
+    if (o.key.startsWith("lo|")) return ["address (lo)"];
     out.add(o.key.includes("|inet6|") ? "address inet6" : "address");
     for (const k of [
       "broadcast",
@@ -81,11 +86,12 @@ export function aspectsOf(o: Obj): string[] {
     if (f("scope") && !["global", "link"].includes(f("scope") as string)) out.add("address scope");
     if (o.what.startsWith("address fe80:")) out.add("address user link-local");
   } else if (o.kind === "rule") {
-    if (f("protocol") === "kernel") out.add("rule (the kernel's)");
+    // The kernel's default rules are one item, whatever they hold.
+    if (f("protocol") === "kernel") return ["rule (the kernel's)"];
     if (o.key.includes("family=inet6")) out.add("rule inet6");
     for (const k of o.fields.keys()) {
       if (
-        ["priority", "family", "protocol", "table"].includes(k) ||
+        ["priority", "family", "protocol", "table", "action", "target"].includes(k) ||
         (k === "src" && f(k) === "all")
       )
         continue;
@@ -134,5 +140,20 @@ export function fieldAspects(o: Obj, field: string, pod?: string, guest?: string
     return changed.map((x) => `link flag ${x}`);
   }
   if (o.kind === "sysctl") return aspectsOf(o);
+  if (o.kind === "address" && (field === "preferred_lft" || field === "valid_lft")) {
+    return [pod === "0" || guest === "0" ? "address preferred_lft 0" : "address lifetimes"];
+  }
+  if (o.kind === "route" && field === "locks") {
+    const a = new Set((pod ?? "").split(",").filter(Boolean));
+    const b = new Set((guest ?? "").split(",").filter(Boolean));
+    return [...a, ...b].filter((x) => a.has(x) !== b.has(x)).map((x) => `route ${x} lock`);
+  }
   return [name(o.kind, field)];
+}
+
+/** Every item a pod's normalised read has: its objects', and "address order" where a link has several of a family. */
+export function itemsOf(n: Normalised): string[] {
+  const items = new Set(n.objects.flatMap(aspectsOf));
+  if ([...n.addressOrder.values()].some((o) => o.keys.length > 1)) items.add("address order");
+  return [...items];
 }

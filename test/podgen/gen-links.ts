@@ -19,7 +19,7 @@ export function genNics(g: GenState): void {
   const names = rng.shuffle(VETH_NAMES);
   const used = new Set<number>();
   for (let i = 0; i < count; i++) {
-    const tun = i > 0 && rng.chance(0.3) && !g.nics.some((n) => n.kind === "tun");
+    const tun = i > 0 && rng.chance(0.15) && !g.nics.some((n) => n.kind === "tun");
     let a = rng.int(100, 199);
     while (used.has(a)) a = rng.int(100, 199);
     used.add(a);

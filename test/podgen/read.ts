@@ -43,13 +43,19 @@ async function batch(ns: string, flags: string[], commands: string[]): Promise<J
     `${commands.join("\n")}\n`,
   );
   const lines = r.stdout.split("\n").filter((l) => l.trim() !== "");
-  if (r.code !== 0 || lines.length !== commands.length) {
-    throw new Error(
-      `ip -n ${ns} ${flags.join(" ")} -batch (${commands.join("; ")}): ${r.stderr.trim() || `${lines.length} answers`}`,
-    );
+  const what = `ip -n ${ns} ${flags.join(" ")} -batch (${commands.join("; ")})`;
+  if (r.code !== 0) throw new Error(`${what}: ${r.stderr.trim() || `exit ${r.code}`}`);
+  try {
+    if (lines.length !== commands.length) throw new Error(`${lines.length} answers`);
+    return lines.map((l) => JSON.parse(l) as Json[]);
+  } catch (err) {
+    // A dump the kernel's tables changed under ("Dump was interrupted") can come back cut short.
+    throw new Inconsistent(`${what}: ${(err as Error).message} ${r.stderr.trim()}`);
   }
-  return lines.map((l) => JSON.parse(l) as Json[]);
 }
+
+/** A read that raced a change in the netns: read again. */
+class Inconsistent extends Error {}
 
 function runWithInput(
   file: string,
@@ -76,35 +82,43 @@ const withFamily = (family: string, list: Json[]) => list.map((x) => ({ family, 
 const PER_FAMILY = ["rule show", "neigh show nud all", "neigh show proxy", "route show table all"];
 
 export async function readNetns(ns: string): Promise<NetnsRead> {
-  for (let attempt = 0; ; attempt++) {
-    const [[links, addresses], v4, v6, text4, text6, nexthops, sysctls] = await Promise.all([
-      batch(ns, [], ["link show", "address show"]) as Promise<[Json[], Json[]]>,
-      batch(ns, ["-4"], PER_FAMILY),
-      batch(ns, ["-6"], PER_FAMILY),
-      ip(ns, "-d", "-4", "route", "show", "table", "all"),
-      ip(ns, "-d", "-6", "route", "show", "table", "all"),
-      readNexthops(ns),
-      readSysctls(ns),
-    ]);
-    const [rules4, n4, p4, routes4] = v4 as [Json[], Json[], Json[], Json[]];
-    const [rules6, n6, p6, routes6] = v6 as [Json[], Json[], Json[], Json[]];
-    const r4 = withLocks("inet", routes4, text4);
-    const r6 = withLocks("inet6", routes6, text6);
-    if (!r4 || !r6) {
-      if (attempt === 3)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const read = await readOnce(ns);
+      if (read) return read;
+      if (attempt === 4)
         throw new Error(`ip -n ${ns} route: the text and JSON dumps keep disagreeing`);
-      continue;
+    } catch (err) {
+      if (!(err instanceof Inconsistent) || attempt === 4) throw err;
     }
-    return {
-      links,
-      addresses,
-      routes: [...r4, ...r6],
-      rules: [...withFamily("inet", rules4), ...withFamily("inet6", rules6)],
-      neighbours: [...withFamily("inet", [...n4, ...p4]), ...withFamily("inet6", [...n6, ...p6])],
-      nexthops,
-      sysctls,
-    };
   }
+}
+
+/** One read; undefined when the text and JSON route dumps disagree (read again). */
+async function readOnce(ns: string): Promise<NetnsRead | undefined> {
+  const [[links, addresses], v4, v6, text4, text6, nexthops, sysctls] = await Promise.all([
+    batch(ns, [], ["link show", "address show"]) as Promise<[Json[], Json[]]>,
+    batch(ns, ["-4"], PER_FAMILY),
+    batch(ns, ["-6"], PER_FAMILY),
+    ip(ns, "-d", "-4", "route", "show", "table", "all"),
+    ip(ns, "-d", "-6", "route", "show", "table", "all"),
+    readNexthops(ns),
+    readSysctls(ns),
+  ]);
+  const [rules4, n4, p4, routes4] = v4 as [Json[], Json[], Json[], Json[]];
+  const [rules6, n6, p6, routes6] = v6 as [Json[], Json[], Json[], Json[]];
+  const r4 = withLocks("inet", routes4, text4);
+  const r6 = withLocks("inet6", routes6, text6);
+  if (!r4 || !r6) return undefined;
+  return {
+    links,
+    addresses,
+    routes: [...r4, ...r6],
+    rules: [...withFamily("inet", rules4), ...withFamily("inet6", rules6)],
+    neighbours: [...withFamily("inet", [...n4, ...p4]), ...withFamily("inet6", [...n6, ...p6])],
+    nexthops,
+    sysctls,
+  };
 }
 
 /**
@@ -155,7 +169,13 @@ async function readNexthops(ns: string): Promise<Json[] | null> {
     if (/not supported|Unknown|Invalid argument/i.test(r.stderr)) return null;
     throw new Error(`ip -n ${ns} nexthop show: ${r.stderr.trim()}`);
   }
-  return JSON.parse(r.stdout || "[]") as Json[];
+  try {
+    return JSON.parse(r.stdout || "[]") as Json[];
+  } catch (err) {
+    throw new Inconsistent(
+      `ip -n ${ns} nexthop show: ${(err as Error).message} ${r.stderr.trim()}`,
+    );
+  }
 }
 
 /**

@@ -1,0 +1,95 @@
+/**
+ * One seed, end to end: generate, build (pod, guest, agent), `netagentctl
+ * sync --netns POD`, `netagentctl diff --netns POD` (its verdict and exit
+ * code), the complete comparison of independent reads of both netns, and
+ * the route lookups. Everything it made is removed before it returns.
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import { ctl } from "../host/helpers";
+import { itemsOf } from "./aspects";
+import { type BuiltPod, buildPod } from "./build";
+import { compareReads, type Difference } from "./compare";
+import { generatePod } from "./generate";
+import { type LookupResult, runLookups } from "./lookups";
+import { normalise } from "./normalise";
+import { makeProbes } from "./probes";
+import { readNetns } from "./read";
+import { stepText } from "./recipe";
+
+export interface SeedResult {
+  seed: number;
+  nics: string[];
+  /** The pod has a NIC without a MAC (a tun): no guest NIC can match it, so it is never mirrored exactly. */
+  withoutMac: boolean;
+  syncExit: number | null;
+  /** sync's first error line, when it failed. */
+  syncError?: string;
+  diffExit: number | null;
+  verdict: string;
+  mirrored: boolean;
+  /** diff said EQUAL while the complete comparison differs. */
+  lie: boolean;
+  differences: Difference[];
+  lookups: { agree: number; total: number; disagreeing: LookupResult[] };
+  /** Commands this kernel refused (left out of the pod). */
+  dropped: { command: string; error: string; tags: string[] }[];
+  /** Vocabulary items the pod's read has. */
+  had: string[];
+}
+
+/** The pod being measured, so a signal handler can remove it. */
+export const inFlight: { pod?: BuiltPod } = {};
+
+export async function measureSeed(seed: number, probes: number): Promise<SeedResult> {
+  const recipe = generatePod(seed);
+  const built = await buildPod(recipe);
+  inFlight.pod = built;
+  try {
+    const addr = `unix://${built.agent?.socket}`;
+    const guest = built.guest as string;
+    const sync = await ctl(["--addr", addr, "sync", "--netns", built.pod], undefined, 120_000);
+    const diff = await ctl(["--addr", addr, "diff", "--netns", built.pod], undefined, 120_000);
+    const verdict = /^verdict: (\w+)/m.exec(diff.stdout)?.[1] ?? `none (${firstLine(diff.stderr)})`;
+    let podRead = await readNetns(built.pod);
+    let differences = compareReads(podRead, await readNetns(guest));
+    if (differences.length) {
+      // A link's carrier and operstate follow a change with a delay (linkwatch, up to a second):
+      // what differs is read once more after that, and the second reading counts.
+      await delay(2_000);
+      podRead = await readNetns(built.pod);
+      differences = compareReads(podRead, await readNetns(guest));
+    }
+    const lookups = await runLookups(built.pod, guest, makeProbes(podRead, seed, probes));
+    const mirrored = differences.length === 0;
+    return {
+      seed,
+      nics: recipe.nics.map((n) => `${n.name}${n.kind === "tun" ? " (tun)" : ""}`),
+      withoutMac: recipe.nics.some((n) => !n.mac),
+      syncExit: sync.code,
+      ...(sync.code === 0 ? {} : { syncError: firstLine(sync.stderr || sync.stdout) }),
+      diffExit: diff.code,
+      verdict,
+      mirrored,
+      lie: verdict === "EQUAL" && !mirrored,
+      differences,
+      lookups: {
+        agree: lookups.filter((l) => l.agree).length,
+        total: lookups.length,
+        disagreeing: lookups.filter((l) => !l.agree),
+      },
+      dropped: built.dropped.map((d) => ({
+        command: stepText(d.step),
+        error: d.error,
+        tags: d.step.tags,
+      })),
+      had: itemsOf(normalise(podRead)),
+    };
+  } finally {
+    inFlight.pod = undefined;
+    await built.remove();
+  }
+}
+
+function firstLine(s: string): string {
+  return (s.split("\n").find((l) => l.trim() !== "") ?? "").trim().slice(0, 300);
+}
