@@ -105,6 +105,8 @@ describe.concurrent("the ignore list, entry by entry", () => {
 
   it(entry("addressTentative"), async () => {
     const [a, b] = [await scratch.withVeth(MAC), await scratch.withVeth(MAC)];
+    // Ten probes a second apart: DAD outlasts the reads even on a busy machine.
+    await ipOk("netns", "exec", a.ns, "sysctl", "-qw", "net.ipv6.conf.eth0.dad_transmits=10");
     await ipOk("-n", a.ns, "-6", "address", "add", "fd5a::2/64", "dev", "eth0");
     await ipOk("-n", b.ns, "-6", "address", "add", "fd5a::2/64", "dev", "eth0", "nodad");
     const [ra, rb] = [await readNetns(a.ns), await readNetns(b.ns)];
