@@ -31,6 +31,7 @@ import {
   SHUTDOWN_SETTLE_MS,
 } from "./limits";
 import { createLogger, type Logger } from "./log";
+import { createLookupService } from "./lookup-service";
 import { AgentMetrics } from "./metrics";
 import { createNetworkService } from "./network-service";
 import { bootId, netnsId, readProcStat } from "./proc-stat";
@@ -100,7 +101,10 @@ export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
       ...createIptablesService({ iptables: new IptablesRunner(), log, queue }),
       ...(front ? {} : { getMetrics: () => ({ metrics: metrics.render() }) }),
     })
-    .register(Network, createStateService({ ip, sysctl: new SysctlFs(), log, queue }));
+    .register(Network, {
+      ...createStateService({ ip, sysctl: new SysctlFs(), log, queue }),
+      ...createLookupService({ ip, log }),
+    });
 }
 
 /**

@@ -23,7 +23,8 @@ Options:
   --help           this text; \`netagentctl COMMAND --help\` for one command
 
 Exit codes: 0 ok, 1 the agent answered with an error (CODE: message printed), 2 usage
-or bad input (nothing sent); diff: 0 equal, 1 different, 3 could not compare.
+or bad input (nothing sent); diff: 0 equal, 1 different, 3 could not compare;
+route-get: 0 the same decision, 1 different, 3 could not ask.
 `;
 
 interface Global {

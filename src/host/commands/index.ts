@@ -5,6 +5,7 @@ import { call, check, version } from "./health";
 import { iptables } from "./iptables";
 import { listInterfaces, listRoutes } from "./list";
 import { plan } from "./plan";
+import { routeGet } from "./route-get";
 import { sync } from "./sync";
 import { addNeighbors, updateInterface, updateRoutes } from "./update";
 
@@ -15,6 +16,7 @@ export const COMMANDS: readonly Command[] = [
   sync,
   diff,
   plan,
+  routeGet,
   listInterfaces,
   listRoutes,
   updateRoutes,

@@ -1,0 +1,179 @@
+/**
+ * THE list of what legitimately differs between a pod and its mirror in a
+ * complete read (complete-diff.ts leaves out this and nothing else). Each
+ * entry says what and why; test/unit/mirror-differences.test.ts shows each
+ * one left out and its neighbours still compared, and
+ * test/netns/mirror-differences.test.ts shows the kernel making each
+ * difference by itself between two namespaces configured alike. README
+ * "What legitimately differs" prints this list.
+ */
+
+export type Kind =
+  | "link"
+  | "address"
+  | "route"
+  | "rule"
+  | "neighbour"
+  | "nexthop"
+  | "sysctl"
+  | "lookup";
+
+export interface MirrorDifference {
+  kind: Kind;
+  what: string;
+  why: string;
+  /** Top-level fields left out of every object of the kind. */
+  fields?: readonly string[];
+  /** Flags left out of a `flags` list. */
+  flags?: readonly string[];
+}
+
+export const MIRROR_DIFFERENCES = {
+  linkIndex: {
+    kind: "link",
+    what: "ifindex, and a link's references to other links by index or to their namespace (link_index, link_netnsid, link: a veth's peer)",
+    fields: ["ifindex", "link_index", "link_netnsid", "link"],
+    why: "the kernel numbers links in the order they are made; a pod's veth has its peer in the host's namespace, the guest's NIC has its other end in the VMM",
+  },
+  linkDevice: {
+    kind: "link",
+    what: "the device type and its device-specific fields: linkinfo (veth, none for virtio), the MTU range, queue counts, offload limits, bus and parent device, the permanent MAC",
+    fields: [
+      "linkinfo",
+      "min_mtu",
+      "max_mtu",
+      "num_tx_queues",
+      "num_rx_queues",
+      "gso_max_size",
+      "gso_max_segs",
+      "tso_max_size",
+      "tso_max_segs",
+      "gro_max_size",
+      "gso_ipv4_max_size",
+      "gro_ipv4_max_size",
+      "parentbus",
+      "parentdev",
+      "permaddr",
+      "phys_port_id",
+      "phys_port_name",
+      "phys_switch_id",
+    ],
+    why: "the guest's NIC is virtio-net (or a tap) where the pod has a veth: the driver decides these, nothing a pod configures sets them",
+  },
+  linkQdisc: {
+    kind: "link",
+    what: "qdisc",
+    fields: ["qdisc"],
+    why: "each device's default queueing discipline (noqueue on a veth, fq_codel or mq on virtio-net); traffic control is not what the mirror carries",
+  },
+  linkCarrier: {
+    kind: "link",
+    what: "operstate and the carrier flags LOWER_UP, NO-CARRIER, M-DOWN",
+    fields: ["operstate"],
+    flags: ["LOWER_UP", "NO-CARRIER", "M-DOWN"],
+    why: "carrier is the other end of the wire's (the veth's peer, the VMM's backend), not the link's configuration; UP itself is compared",
+  },
+  addressLifetimes: {
+    kind: "address",
+    what: "valid_life_time and preferred_life_time as numbers (compared as forever, finite or 0)",
+    why: "the kernel counts the remaining seconds down, so a mirror made later shows other numbers; forever, finite and 0 (deprecated) are compared",
+  },
+  addressTentative: {
+    kind: "address",
+    what: "the tentative flag",
+    fields: ["tentative"],
+    why: "duplicate address detection under way: it clears by itself about a second after the address is added",
+  },
+  addressGuestNodad: {
+    kind: "address",
+    what: "nodad on the guest's address where the pod's has none",
+    why: "the agent adds IPv6 addresses with nodad so they are usable at once; a pod's nodad the guest lacks is still a difference",
+  },
+  addressKernelLinkLocal: {
+    kind: "address",
+    what: "the kernel's own link-local addresses: fe80::/64 with an EUI-64 interface id (..ff:fe..)",
+    why: "the kernel makes one when IPv6 comes up on a link, from the MAC it had then; nothing configures it (link-locals a pod adds itself are compared, and the model comparison checks the pod's are in the guest)",
+  },
+  routeKernelLinkLocal: {
+    kind: "route",
+    what: "table local's route of a kernel link-local address (above)",
+    why: "the kernel's route for the address the entry above leaves out",
+  },
+  routeExpires: {
+    kind: "route",
+    what: "expires as a number (compared as present or not)",
+    fields: ["expires"],
+    why: "the remaining seconds count down",
+  },
+  routeCarrier: {
+    kind: "route",
+    what: "the flags linkdown and dead of a route, its hops and nexthop objects",
+    flags: ["linkdown", "dead"],
+    why: "they say the link has no carrier (see linkCarrier)",
+  },
+  neighbourLearned: {
+    kind: "neighbour",
+    what: "entries in the states REACHABLE, STALE, DELAY, PROBE, INCOMPLETE, FAILED, NONE",
+    why: "learned from traffic and aged by the kernel; PERMANENT and NOARP entries and proxy entries are configuration",
+  },
+  neighbourKernelMulticast: {
+    kind: "neighbour",
+    what: "NOARP entries of multicast addresses (ff00::/8, 224.0.0.0/4)",
+    why: "the kernel makes them when it sends to a group (MLD reports, DAD) and maps their MAC from the group address",
+  },
+  sysctlOwnDefault: {
+    kind: "sysctl",
+    what: "a value at its own kernel's fresh-namespace value on both sides",
+    why: "nobody configured it: the guest's kernel (another version, another machine's memory size) has its own defaults; a value set on either side is compared",
+  },
+  sysctlOneKernel: {
+    kind: "sysctl",
+    what: "a file only one side's kernel has, at its fresh-namespace value there",
+    why: "the two kernels are built differently (version, modules loaded: netfilter/*); a value set there is still a difference",
+  },
+  lookupCache: {
+    kind: "lookup",
+    what: "cache of a route lookup's answer",
+    fields: ["cache"],
+    why: "exceptions the kernel learned from traffic (a path MTU, a redirect) that expire by themselves",
+  },
+} satisfies Record<string, MirrorDifference>;
+
+/** Neighbour states the kernel learns (MIRROR_DIFFERENCES.neighbourLearned). */
+export const LEARNED_STATES = new Set([
+  "REACHABLE",
+  "STALE",
+  "DELAY",
+  "PROBE",
+  "INCOMPLETE",
+  "FAILED",
+  "NONE",
+]);
+
+/** The eight 16-bit groups of an IPv6 address, or undefined. */
+function groups(addr: string): number[] | undefined {
+  const [head, tail, extra] = addr.split("::");
+  if (extra !== undefined) return undefined;
+  const h = head ? head.split(":") : [];
+  const t = tail ? tail.split(":") : [];
+  const fill = tail === undefined ? 0 : 8 - h.length - t.length;
+  if (fill < 0) return undefined;
+  const all = [...h, ...Array<string>(fill).fill("0"), ...t];
+  if (all.length !== 8 || all.some((g) => !/^[0-9a-f]{1,4}$/i.test(g))) return undefined;
+  return all.map((g) => Number.parseInt(g, 16));
+}
+
+/** fe80::/64 with an EUI-64 interface id (MIRROR_DIFFERENCES.addressKernelLinkLocal). */
+export function isKernelLinkLocal(addr: string, prefixlen?: number): boolean {
+  if (prefixlen !== undefined && prefixlen !== 64) return false;
+  const g = groups(addr);
+  if (g === undefined || g[0] !== 0xfe80 || g[1] || g[2] || g[3]) return false;
+  return ((g[5] as number) & 0xff) === 0xff && (g[6] as number) >> 8 === 0xfe;
+}
+
+/** A multicast address of either family (MIRROR_DIFFERENCES.neighbourKernelMulticast). */
+export function isMulticast(addr: string): boolean {
+  if (addr.includes(":")) return /^ff/i.test(addr);
+  const first = Number(addr.split(".")[0]);
+  return first >= 224 && first <= 239;
+}
