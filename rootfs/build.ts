@@ -50,15 +50,20 @@ import { parseModulesBuiltin, parseModulesDep, resolveModules } from "./modules"
 import { run } from "./run";
 import type { GuestSources } from "./sources";
 
-/** The modules the guest needs; their dependencies come from modules.dep. */
-export const GUEST_MODULES = [
+/**
+ * The modules init loads before it starts the agent: its transports
+ * (virtio-serial, vsock) and the pod's links. Their dependencies come from
+ * modules.dep.
+ */
+export const EARLY_MODULES = [
   "virtio_pci",
   "virtio_net",
   "virtio_console",
   "vsock",
   "vmw_vsock_virtio_transport",
-  ...IPTABLES_MODULES,
 ];
+/** Every module the guest needs; the ones not early are loaded beside the agent. */
+export const GUEST_MODULES = [...EARLY_MODULES, ...IPTABLES_MODULES];
 const MODES = ["image", "initramfs"] as const;
 
 /**
@@ -182,6 +187,8 @@ async function main(argv: string[]): Promise<void> {
   const modulesDep = parseModulesDep(readFileSync(`${modulesDir}/modules.dep`, "utf8"));
   const builtin = parseModulesBuiltin(readFileSync(`${modulesDir}/modules.builtin`, "utf8"));
   const modules = resolveModules(GUEST_MODULES, modulesDep, builtin);
+  const early = resolveModules(EARLY_MODULES, modulesDep, builtin).load;
+  const late = modules.load.filter((m) => !early.includes(m));
   const bootModules = resolveModules(root.modules, modulesDep, builtin);
   const extensionFiles = iptables.extensions.flatMap((e) => ("source" in e ? [e.source] : []));
   const hostFiles = [
@@ -202,7 +209,8 @@ async function main(argv: string[]): Promise<void> {
     applets,
     ip,
     libraries,
-    modules: modules.load,
+    modules: early,
+    lateModules: late,
     modulesDir,
     packageOf: (p) => packages.get(p),
     hostname: "netagent-guest",

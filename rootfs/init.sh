@@ -4,8 +4,10 @@
 # initramfs (boot-init.sh) switched to.
 #
 # Mounts the API filesystems, loads the modules listed in /etc/init.modules
-# (in dependency order, resolved at build time from modules.dep), brings lo
-# up, sets the hostname, then supervises two children:
+# (in dependency order, resolved at build time from modules.dep: the agent's
+# transport and virtio_net), brings lo up, sets the hostname, loads
+# /etc/init.modules.late in the background (then writes
+# /run/init.modules.done), and supervises two children:
 #   - netagent, respawned whenever it exits (it reads agent.server_addr= and
 #     agent.log= from /proc/cmdline itself); not started with init.noagent;
 #     its log goes to the console, or to /run/netagent.log when the console
@@ -202,14 +204,26 @@ mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /var
 exec </dev/console >/dev/console 2>&1
 
 release=$(uname -r)
-while read -r module; do
-	[ -n "$module" ] || continue
-	# In image mode the boot initramfs has loaded some already (virtio_pci).
-	name=${module##*/}
-	name=${name%%.ko*}
-	[ -d "/sys/module/$(echo "$name" | tr - _)" ] && continue
-	insmod "/lib/modules/$release/$module" || log "insmod $module failed"
-done </etc/init.modules
+# load_modules LIST: insmod every module LIST names, in its order.
+load_modules() {
+	while read -r module; do
+		[ -n "$module" ] || continue
+		# In image mode the boot initramfs has loaded some already (virtio_pci).
+		name=${module##*/}
+		name=${name%%.ko*}
+		[ -d "/sys/module/$(echo "$name" | tr - _)" ] && continue
+		insmod "/lib/modules/$release/$module" || log "insmod $module failed"
+	done <"$1"
+}
+# Only what the agent's transport and the pod's links need (virtio, the
+# console ports, vsock, virtio_net) is loaded before the agent starts; the
+# rest (the netfilter stack, for Get/SetIPTables only) is loaded beside it,
+# at low priority, so the first Check does not wait for it. MODULES_DONE
+# appears once every module is in: the agent's iptables calls wait for it
+# (bounded) in an image that has the late list.
+MODULES_LATE=/etc/init.modules.late
+MODULES_DONE=/run/init.modules.done
+load_modules /etc/init.modules
 
 "$IP" link set lo up || log "cannot bring lo up"
 hostname -F /etc/hostname
@@ -220,6 +234,18 @@ hostname -F /etc/hostname
 if [ -x /etc/init.upstream ]; then
 	/etc/init.upstream </dev/null >>/run/upstream.out 2>&1 &
 	log "upstream started (pid $!)"
+fi
+
+if [ -f "$MODULES_LATE" ]; then
+	(
+		load_modules "$MODULES_LATE"
+		: >"$MODULES_DONE"
+		read -r up _ </proc/uptime
+		log "all modules loaded after ${up}s"
+	) &
+	renice -n 19 -p $! >/dev/null 2>&1
+else
+	: >"$MODULES_DONE"
 fi
 
 agent_sup=

@@ -4,6 +4,7 @@
  * host (ldd, modules.dep, busybox --list-full, dpkg -S) and passes the
  * answers in, so the whole layout is testable without root or a kernel.
  */
+import { LATE_MODULES_LIST } from "../src/agent/modules-ready";
 import { type IptablesInputs, iptablesEntries } from "./iptables";
 
 export type Entry =
@@ -32,8 +33,13 @@ export interface ImageInputs {
    * where it is (an unpacked package of another architecture).
    */
   libraries: readonly (string | { path: string; source: string })[];
-  /** Module paths relative to /lib/modules/RELEASE, dependencies first. */
+  /**
+   * Module paths relative to /lib/modules/RELEASE, dependencies first:
+   * the ones init loads before it starts the agent.
+   */
   modules: readonly string[];
+  /** Loaded by init beside the agent, after `modules` (the netfilter stack). */
+  lateModules?: readonly string[];
   /** Host directory holding the modules (/lib/modules/RELEASE). */
   modulesDir: string;
   /** Debian package of a host path, when dpkg knows it. */
@@ -46,6 +52,7 @@ export interface ImageInputs {
 export const AGENT_PATH = "/usr/bin/netagent";
 export const IP_PATH = "/sbin/ip";
 export const MODULES_LIST = "/etc/init.modules";
+export { LATE_MODULES_LIST };
 /** The prompt of the debug shell; the VM runner waits for it. */
 export const SHELL_PROMPT = "guest# ";
 
@@ -147,6 +154,9 @@ export function buildManifest(inputs: ImageInputs): Entry[] {
   const text = (path: string, content: string, mode = 0o644) =>
     add({ kind: "text", path, mode, content, origin: "rootfs/manifest.ts" });
   text(MODULES_LIST, inputs.modules.map((m) => `${m}\n`).join(""));
+  if (inputs.lateModules?.length) {
+    text(LATE_MODULES_LIST, inputs.lateModules.map((m) => `${m}\n`).join(""));
+  }
   text("/etc/hostname", `${inputs.hostname}\n`);
   // Empty on purpose: the Kata runtime bind-mounts over it and needs it to exist.
   text("/etc/resolv.conf", "");

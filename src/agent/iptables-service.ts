@@ -23,6 +23,7 @@ import { Code, TtrpcError } from "../ttrpc/codes";
 import type { ServiceImpl } from "../ttrpc/service";
 import { codeOfNetError, toTtrpcError } from "./error-status";
 import type { Logger } from "./log";
+import type { ModulesWait } from "./modules-ready";
 import { noteRollback } from "./rollbacks";
 import type { SerialQueue } from "./serial-queue";
 
@@ -31,6 +32,8 @@ export interface IptablesServiceOptions {
   log: Logger;
   /** The agent's write queue (shared with the network service). */
   queue: SerialQueue;
+  /** Resolves once the netfilter modules are loaded (modules-ready.ts); default: at once. */
+  modulesReady?: ModulesWait;
 }
 
 /** The tools read bytes; latin1 maps each byte to one character, so lines and offsets hold. */
@@ -47,6 +50,7 @@ export function createIptablesService(
   options: IptablesServiceOptions,
 ): Pick<ServiceImpl<typeof AgentService>, "getIPTables" | "setIPTables"> {
   const { iptables, log, queue } = options;
+  const ready = options.modulesReady ?? (() => undefined);
 
   /** Best effort: returns what went wrong, the caller reports the original failure. */
   async function putBack(family: IpFamily, snapshot: string): Promise<string | undefined> {
@@ -65,6 +69,8 @@ export function createIptablesService(
 
   return {
     async getIPTables(request, ctx) {
+      const loading = ready(ctx.signal);
+      if (loading) await loading;
       const data = await iptables.save(familyOf(request.isIpv6), { signal: ctx.signal });
       return { data };
     },
@@ -82,6 +88,9 @@ export function createIptablesService(
       const bad = checkRestoreInput(text);
       if (bad !== undefined) throw new TtrpcError(`data: ${bad}`, Code.INVALID_ARGUMENT);
       const tables = tablesIn(text).map((t) => t.name);
+      // Awaited only while the modules load, so calls keep their queue order.
+      const loading = ready(ctx.signal);
+      if (loading) await loading;
 
       return queue.run(async () => {
         try {

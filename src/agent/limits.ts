@@ -18,6 +18,8 @@ export {
 } from "../ttrpc/limits";
 export { QUOTE_PREFIX } from "../ttrpc/quote";
 export { MAX_STATUS_MESSAGE_BYTES } from "../ttrpc/status";
+// GetIPTables / SetIPTables: the wait for init's late (netfilter) modules.
+export { MODULES_WAIT_MS } from "./modules-ready";
 // netagent.v1.Network Apply: entries of each kind in one request.
 export { LIMITS as APPLY_LIMITS } from "./validate-state";
 

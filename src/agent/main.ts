@@ -33,6 +33,7 @@ import {
 import { createLogger, type Logger } from "./log";
 import { createLookupService } from "./lookup-service";
 import { AgentMetrics } from "./metrics";
+import { modulesReady } from "./modules-ready";
 import { createNetworkService } from "./network-service";
 import { bootId, netnsId, readProcStat } from "./proc-stat";
 import { leadProcessGroup } from "./process-group";
@@ -98,7 +99,12 @@ export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
   return registry
     .register(AgentService, {
       ...createNetworkService({ ip, log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS, queue }),
-      ...createIptablesService({ iptables: new IptablesRunner(), log, queue }),
+      ...createIptablesService({
+        iptables: new IptablesRunner(),
+        log,
+        queue,
+        modulesReady: modulesReady(),
+      }),
       ...(front ? {} : { getMetrics: () => ({ metrics: metrics.render() }) }),
     })
     .register(Network, {

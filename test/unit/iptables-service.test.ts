@@ -13,7 +13,11 @@ import { createIptablesService } from "../../src/agent/iptables-service";
 import { createLogger } from "../../src/agent/log";
 import { createNetworkService } from "../../src/agent/network-service";
 import { SerialQueue } from "../../src/agent/serial-queue";
-import { SetIPTablesRequestSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
+import {
+  GetIPTablesRequestSchema,
+  SetIPTablesRequestSchema,
+  UpdateRoutesRequestSchema,
+} from "../../src/gen/agent_pb";
 import type { IpRunner } from "../../src/net/ip-runner";
 import type { IptablesRunner } from "../../src/net/iptables-runner";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
@@ -90,6 +94,40 @@ const setReq = create(SetIPTablesRequestSchema, {
 const routesReq = create(UpdateRoutesRequestSchema, { routes: { Routes: [] } });
 
 describe("SetIPTables in the agent", () => {
+  it("Get/SetIPTables run no tool before the late modules are loaded, and fail with the wait", async () => {
+    const events: string[] = [];
+    const { iptables } = fakes(events);
+    const loaded = gate();
+    const filter = createIptablesService({
+      iptables,
+      log,
+      queue: new SerialQueue(),
+      modulesReady: () => loaded.opened,
+    });
+    const get = filter.getIPTables?.(create(GetIPTablesRequestSchema, {}), ctxWith());
+    const set = filter.setIPTables?.(setReq, ctxWith());
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events).toEqual([]);
+    loaded.release();
+    await Promise.all([get, set]);
+    expect(events[0]).toBe("save");
+    expect(events).toContain("restore start");
+
+    const missing = new TtrpcError("netfilter modules still loading", Code.UNAVAILABLE);
+    const late = createIptablesService({
+      iptables,
+      log,
+      queue: new SerialQueue(),
+      modulesReady: () => Promise.reject(missing),
+    });
+    events.length = 0;
+    await expect(late.setIPTables?.(setReq, ctxWith())).rejects.toBe(missing);
+    await expect(late.getIPTables?.(create(GetIPTablesRequestSchema, {}), ctxWith())).rejects.toBe(
+      missing,
+    );
+    expect(events).toEqual([]);
+  });
+
   it("shares the write queue: UpdateRoutes waits until the packet filter is set", async () => {
     const events: string[] = [];
     const held = gate();

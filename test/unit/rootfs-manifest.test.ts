@@ -7,6 +7,7 @@ import {
   type Entry,
   type ImageInputs,
   IP_PATH,
+  LATE_MODULES_LIST,
   MODULES_LIST,
   renderManifest,
   withParents,
@@ -79,6 +80,18 @@ describe("buildManifest", () => {
     expect(image.get(MODULES_LIST)).toMatchObject({
       content: "kernel/drivers/virtio/virtio_ring.ko\nkernel/drivers/virtio/virtio.ko\n",
     });
+  });
+
+  it("lists the late modules (loaded beside the agent) apart, only when there are some", () => {
+    expect(image.get(LATE_MODULES_LIST)).toBeUndefined();
+    const late = byPath(
+      buildManifest({ ...inputs, lateModules: ["kernel/net/netfilter/x_tables.ko"] }),
+    );
+    expect(late.get(LATE_MODULES_LIST)).toMatchObject({
+      kind: "text",
+      content: "kernel/net/netfilter/x_tables.ko\n",
+    });
+    expect(late.get(MODULES_LIST)).toEqual(image.get(MODULES_LIST));
   });
 
   it("has an empty /etc/resolv.conf, a hostname and a /dev/console node", () => {

@@ -83,6 +83,13 @@ describe("a mesh ruleset mirrored from a pod into the QEMU guest", () => {
   it(
     "the guest has the tools and the netfilter modules loaded, and no rules yet",
     async () => {
+      // init loads the netfilter modules beside the agent and then writes
+      // this marker (the agent's iptables calls wait for it; this shell's
+      // own iptables-save does not).
+      const marker = "/run/init.modules.done";
+      await guest(
+        `i=0; while [ ! -e ${marker} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; ls ${marker}`,
+      );
       const modules = await guest("cut -d' ' -f1 /proc/modules");
       for (const m of [
         "nf_tables",
