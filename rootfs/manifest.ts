@@ -141,7 +141,7 @@ export function buildManifest(inputs: ImageInputs): Entry[] {
   if (inputs.iptables) for (const e of iptablesEntries(inputs.iptables, origin)) add(e);
 
   const modulesRoot = `/lib/modules/${inputs.kernelRelease}`;
-  for (const module of inputs.modules) {
+  for (const module of [...inputs.modules, ...(inputs.lateModules ?? [])]) {
     const source = `${inputs.modulesDir}/${module}`;
     add({
       kind: "file",

@@ -92,6 +92,11 @@ describe("buildManifest", () => {
       content: "kernel/net/netfilter/x_tables.ko\n",
     });
     expect(late.get(MODULES_LIST)).toEqual(image.get(MODULES_LIST));
+    const root = "/lib/modules/6.1.0-57-amd64";
+    expect(late.get(`${root}/kernel/net/netfilter/x_tables.ko`)).toMatchObject({
+      kind: "file",
+      source: `${root}/kernel/net/netfilter/x_tables.ko`,
+    });
   });
 
   it("has an empty /etc/resolv.conf, a hostname and a /dev/console node", () => {
