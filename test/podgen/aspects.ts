@@ -31,6 +31,9 @@ const FIELD_NAMES: Record<string, string> = {
   oif_detached: "oif absent device",
   suppress_prefixlen: "suppress_prefixlength",
   valid_lft: "lifetimes",
+  dynamic: "lifetimes",
+  promiscuity: "flag PROMISC",
+  allmulti: "flag ALLMULTI",
   preferred_lft: "lifetimes",
   gateway: "gateway",
 };
@@ -81,6 +84,8 @@ export function aspectsOf(o: Obj): string[] {
     ])
       if (f(k)) out.add(`address ${k}`);
     if (o.what.includes(" peer ")) out.add("address peer");
+    // A label is the link's name unless one was given ("eth0:1").
+    if ((f("label") ?? "").includes(":")) out.add("address label");
     if (f("valid_lft") !== "forever") out.add("address lifetimes");
     if (f("preferred_lft") === "0") out.add("address preferred_lft 0");
     if (f("scope") && !["global", "link"].includes(f("scope") as string)) out.add("address scope");

@@ -6,7 +6,7 @@
  * (aspects.ts) it concerns. Leaves out only what ignore.ts lists.
  */
 import { aspectsOf, fieldAspects } from "./aspects";
-import { IGNORED, type Kind } from "./ignore";
+import type { Kind } from "./ignore";
 import { type Normalised, normalise, type Obj } from "./normalise";
 import type { NetnsRead } from "./read";
 
@@ -145,5 +145,3 @@ function describe(o: Obj): string {
     .map(([k, v]) => (v === "true" ? k : `${k} ${v}`));
   return `${o.what} {${fields.join(", ")}}`;
 }
-
-export { IGNORED };
