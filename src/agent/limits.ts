@@ -23,6 +23,12 @@ export { MODULES_WAIT_MS } from "./modules-ready";
 // netagent.v1.Network Apply: entries of each kind in one request.
 export { LIMITS as APPLY_LIMITS } from "./validate-state";
 
+/**
+ * Elements a best-effort Apply leaves out by attempts (each refusal costs an
+ * attempt and its restore); the next refusal fails the call, restored.
+ */
+export const APPLY_MAX_REFUSED = 16;
+
 /** Connections served at once (`--max-connections`); more are refused on accept. */
 export const DEFAULT_MAX_CONNECTIONS = 64;
 

@@ -18,13 +18,13 @@ import { planNeighborRestore } from "../net/plan-neighbors";
 import type { SysctlFs } from "../net/sysctl-fs";
 import { restoreLink } from "./apply-link";
 import { restoreRoutes } from "./apply-routes";
+import { restoreState } from "./apply-state";
 import type { Change, ChangeRecord } from "./change-record";
 import type { Journal } from "./journal";
 import { MAX_RESTORE_ATTEMPTS, ORPHAN_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
 import { awaitOrphans } from "./orphans";
 import { noteRollback } from "./rollbacks";
-import { restoreState } from "./state-service";
 
 export interface RecoverOptions {
   journal: Journal;

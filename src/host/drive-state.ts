@@ -13,6 +13,7 @@ import { formatTable, TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { isStateRoute, stateToWire } from "../wire/state-map";
 import type { AgentClient } from "./client";
+import { scopeMirror } from "./mirror-scope";
 import { comparable, defaultFor, type PodFullState } from "./pod-state";
 import { routeWords, ruleWords, stateRouteView, stateRuleView } from "./words";
 
@@ -54,15 +55,21 @@ export function sysctlsToSend(
   return out;
 }
 
-/** The Apply request mirroring the pod: its complete state, exact. */
+/**
+ * The Apply request mirroring the pod: its complete state, exact, best
+ * effort (what the guest's kernel refuses is left out and listed), and
+ * what of the pod it leaves out itself (mirror-scope.ts), one line each.
+ */
 export function applyRequestFor(
-  pod: PodFullState,
+  full: PodFullState,
   guest: State,
   fresh: ReadonlyMap<string, string>,
   dryRun = false,
-): ApplyRequest {
+): { request: ApplyRequest; leftOut: string[] } {
+  const { pod, leftOut } = scopeMirror(full);
   const desired = stateToWire({ ...pod, sysctls: sysctlsToSend(pod, guest, fresh) });
-  return create(ApplyRequestSchema, { desired, dryRun, exact: true });
+  const request = create(ApplyRequestSchema, { desired, dryRun, exact: true, bestEffort: true });
+  return { request, leftOut };
 }
 
 /** What the Kata messages cannot carry of this pod, one line each. */

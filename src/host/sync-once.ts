@@ -12,6 +12,7 @@ import { syncAgent } from "./drive-agent";
 import { applyRequestFor, notMirrored, probeNetwork } from "./drive-state";
 import { type MirrorReport, mirrorRules } from "./iptables-mirror";
 import { type Rules, readPodRules } from "./iptables-pod";
+import { describeField } from "./mirror-scope";
 import type { SyncRequests } from "./pod-requests";
 import { type PodFullState, readFreshDefaults } from "./pod-state";
 import { isLinkNotFound, KATA_RETRY, retry } from "./retry";
@@ -55,6 +56,8 @@ export interface ApplyReport {
   result: State | undefined;
   /** Apply calls made: more than 1 when a NIC was still being hot-plugged. */
   attempts: number;
+  /** What of the pod the guest did not get, one line each (what, then why): the mirror is incomplete. */
+  notMirrored: string[];
 }
 
 export type PodReport = { rules: OnceReport["rules"] } & (
@@ -86,7 +89,7 @@ export async function syncPod(
     };
   }
   options.progress?.update("Apply");
-  const request = applyRequestFor(full, guest, await readFreshDefaults());
+  const { request, leftOut } = applyRequestFor(full, guest, await readFreshDefaults());
   // Apply answers "Link not found" at once for a NIC not hot-plugged yet:
   // retried as the runtime retries UpdateInterface.
   const { value: answer, attempts } = await retry(
@@ -101,7 +104,15 @@ export async function syncPod(
         ),
     },
   );
-  const apply = { plan: answer.plan, result: answer.result, attempts };
+  const refused = answer.leftOut.map(
+    (l) => `${describeField(request.desired, l.field)}: the guest refused it: ${l.reason}`,
+  );
+  const apply = {
+    plan: answer.plan,
+    result: answer.result,
+    attempts,
+    notMirrored: [...leftOut, ...refused],
+  };
   if (pod.rules === undefined)
     return { kind: "apply", apply, rules: { skipped: "not read (no pod netns)" } };
   options.progress?.update("SetIPTables");

@@ -207,6 +207,7 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
             ? report.sync.routes.length
             : (report.apply.result?.routes.length ?? 0),
         packetFilter: packetFilterSummary(report.rules),
+        notMirrored: report.kind === "apply" ? report.apply.notMirrored : [],
       });
       last = pod;
       lost = false;

@@ -55,6 +55,8 @@ export type WatchEvent =
       guestRoutes: number;
       /** What the packet filter part of the sync did. */
       packetFilter: string;
+      /** Through Apply: what of the pod the guest did not get, with why (the mirror is incomplete). */
+      notMirrored: string[];
     }
   | {
       event: "error";
@@ -140,6 +142,7 @@ export function renderText(e: WatchEvent): string {
       if (e.initial || e.changes.rules || e.packetFilter.startsWith("NOT")) {
         parts.push(`packet filter: ${e.packetFilter}`);
       }
+      if (e.notMirrored.length > 0) parts.push(`not mirrored: ${e.notMirrored.join("; ")}`);
       line = `${head}: ${parts.join("; ")}`;
       break;
     }

@@ -10,7 +10,8 @@ export const IP_ERROR_TABLE: readonly (readonly [RegExp, NetErrorKind])[] = [
   [/File exists/i, "exists"],
   [/Cannot find device|No such device|does not exist/i, "not-found"],
   [/No such process|No such file or directory/i, "not-found"],
-  [/Operation not permitted|Permission denied/i, "denied"],
+  // IPv6 off on the link: Linux 6.x says so in words, older ones EACCES.
+  [/Operation not permitted|Permission denied|IPv6 is disabled/i, "denied"],
   // The request named something the kernel refuses: a gateway it cannot
   // reach (IPv4 "Nexthop has invalid gateway", IPv6 "No route to host"), an
   // address that is not local, a value out of range (an MTU past the device's

@@ -10,6 +10,7 @@
 import type { DesiredState, FullState, Sysctl } from "./full-state";
 import { impliedKernelRoutes } from "./kernel-routes";
 import { type LinkPhase, planLinkPhase, predictRoutes } from "./plan-link-phase";
+import { renderPermanentNeighbor } from "./plan-neighbors";
 import type { RouteOp } from "./plan-routes";
 import { planTables } from "./plan-tables";
 import { batchLine, renderRouteOps } from "./render-batch";
@@ -109,9 +110,7 @@ function planPermanentNeighbors(
   for (const n of desired.neighbors) {
     const h = have.find((x) => key(x) === key(n));
     if (h && h.lladdr === n.lladdr && h.router === n.router) continue;
-    const t = ["neigh", "replace", n.ip, "lladdr", n.lladdr, "dev", n.dev, "nud", "permanent"];
-    if (n.router) t.push("router");
-    lines.push(batchLine(t));
+    lines.push(renderPermanentNeighbor(n));
   }
   for (const h of have) {
     if (!wanted.has(key(h))) lines.push(batchLine(["neigh", "del", h.ip, "dev", h.dev]));

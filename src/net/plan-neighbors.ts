@@ -14,6 +14,18 @@ export interface NeighborEntry {
   externLearned: boolean;
 }
 
+/** A permanent entry (netagent.v1 Apply and its restore): `neigh replace ... nud permanent`. */
+export function renderPermanentNeighbor(n: {
+  ip: string;
+  dev: string;
+  lladdr: string;
+  router: boolean;
+}): string {
+  const t = ["neigh", "replace", n.ip, "lladdr", n.lladdr, "dev", n.dev, "nud", "permanent"];
+  if (n.router) t.push("router");
+  return batchLine(t);
+}
+
 export function renderNeighborReplace(n: NeighborEntry): string {
   const t = ["neigh", "replace", n.ip];
   if (n.lladdr) t.push("lladdr", n.lladdr);

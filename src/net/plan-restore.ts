@@ -13,6 +13,7 @@
 import type { FullState } from "./full-state";
 import type { Link, Route } from "./model";
 import { planLink, swapName } from "./plan-link";
+import { renderPermanentNeighbor } from "./plan-neighbors";
 import { planTables, tableOf } from "./plan-tables";
 import { batchLine, renderRouteOps } from "./render-batch";
 import { IPV6_BATCH, planRules, renderRuleOps } from "./rules";
@@ -101,9 +102,7 @@ export function planStateRestore(
   }
   for (const n of perm(before)) {
     if (has.has(key(n))) continue;
-    const t = ["neigh", "replace", n.ip, "lladdr", n.lladdr, "dev", n.dev, "nud", "permanent"];
-    if (n.router) t.push("router");
-    neigh.push(batchLine(t));
+    neigh.push(renderPermanentNeighbor(n));
   }
   return {
     batch: [...routeLines, ...ruleLines.filter((l) => !l.startsWith(IPV6_BATCH)), ...neigh],

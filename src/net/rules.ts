@@ -77,6 +77,10 @@ const KNOWN = new Set([
   "action",
   // who made the rule (kernel, boot, ...): not part of what it does
   "protocol",
+  // the iif/oif device does not exist (here): the kernel keeps the rule, which
+  // matches once a device of that name comes; the same rule either way
+  "iif_detached",
+  "oif_detached",
 ]);
 
 type Json = Record<string, unknown>;

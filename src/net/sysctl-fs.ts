@@ -3,9 +3,21 @@
  * sees its own network namespace's values there, so the agent reads and
  * writes the guest's. Keys are mapped to paths by sysctl-keys.ts alone.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { NetError } from "./net-error";
 import { NAMESPACED_KEYS, PER_INTERFACE, parseSysctlKey, SYSCTL_ROOT } from "./sysctl-keys";
+
+/** A write the kernel refused, with the key it was for. */
+export class SysctlWriteError extends NetError {
+  constructor(
+    readonly key: string,
+    kind: NetError["kind"],
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(kind, message, options);
+  }
+}
 
 export class SysctlFs {
   /** `root` replaces /proc/sys/net for tests. */
@@ -32,7 +44,15 @@ export class SysctlFs {
     return out;
   }
 
-  /** Writes one value; the kernel's refusal (EINVAL, ENOENT, ...) becomes an error naming the key. */
+  /**
+   * Whether the key exists here (a write-only key such as stable_secret
+   * exists though a read fails): a guest's kernel may lack a key the pod's has.
+   */
+  exists(key: string): boolean {
+    return existsSync(this.path(key));
+  }
+
+  /** Writes one value; the kernel's refusal (EINVAL, ENOENT, ...) becomes a SysctlWriteError naming the key. */
   write(key: string, value: string): void {
     try {
       writeFileSync(this.path(key), value);
@@ -46,7 +66,7 @@ export class SysctlFs {
             ? "no such sysctl here (ENOENT)"
             : `${e.code ?? e.message}`;
       const kind = e.code === "EINVAL" ? "invalid" : e.code === "ENOENT" ? "not-found" : "internal";
-      throw new NetError(kind, `sysctl ${key}=${value}: ${why}`, { cause: err });
+      throw new SysctlWriteError(key, kind, `sysctl ${key}=${value}: ${why}`, { cause: err });
     }
   }
 

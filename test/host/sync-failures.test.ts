@@ -86,4 +86,30 @@ describe("issue 22: syncs that failed", () => {
       ns.json<unknown[]>("-6", "route", "show", "table", "all", "dev", "eth0");
     expect(await v6(guest.ns)).toEqual(await v6(pod));
   });
+
+  it("a tun device (no MAC) is left out and listed; everything else is mirrored; exit 4", async () => {
+    const { pod, guest } = await setUp();
+    await pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
+    await pod.ip("tuntap", "add", "dev", "tun0", "mode", "tun");
+    await pod.ip("addr", "add", "10.9.0.1/24", "dev", "tun0");
+    await pod.ip("link", "set", "tun0", "up");
+    await pod.ip("route", "add", "10.99.0.0/16", "dev", "tun0");
+    await pod.ip("route", "add", "10.98.0.0/16", "via", "10.1.0.1", "dev", "eth0");
+    await pod.ip("rule", "add", "priority", "100", "iif", "tun0", "lookup", "100");
+    const s = await sync(guest, pod);
+    expect(s.code, s.stdout + s.stderr).toBe(4);
+    expect(s.stdout).toMatch(/^ {2}not mirrored:$/m);
+    expect(s.stdout).toMatch(/^ {4}interface tun0: no MAC address .*$/m);
+    expect(s.stdout).toMatch(
+      /^ {4}route 10\.99\.0\.0\/16 dev tun0 .*: its device tun0 is not mirrored$/m,
+    );
+    expect(await addrs(guest.ns, "eth0")).toEqual(await addrs(pod, "eth0"));
+    const main = (ns: Netns) => ns.json<unknown[]>("route", "show", "table", "main", "dev", "eth0");
+    expect(await main(guest.ns)).toEqual(await main(pod));
+    // The kernel keeps a rule whose iif is absent: so does the guest (detached there).
+    const attached = async (ns: Netns) =>
+      (await rules(ns)).map((l) => l.replace(',"iif_detached":null', ""));
+    expect(await attached(guest.ns)).toEqual(await attached(pod));
+    expect((await rules(guest.ns)).filter((l) => l.includes("iif_detached"))).toHaveLength(1);
+  });
 });

@@ -52,6 +52,7 @@ const ROW_SAMPLES: readonly { kind: NetErrorKind; code: Code; samples: string[] 
     samples: [
       "RTNETLINK answers: Operation not permitted\n", // without CAP_NET_ADMIN
       "RTNETLINK answers: Permission denied\n", // IPv6 disabled on the link
+      "Error: ipv6: IPv6 is disabled on this device.\n", // the same on Linux 6.18
     ],
   },
   {

@@ -1,8 +1,10 @@
 /** plan: what Apply would do to make the guest the pod, in words; nothing changes. */
 import { Network } from "../../gen/network_pb";
 import { applyRequestFor, probeNetwork } from "../drive-state";
+import { describeField } from "../mirror-scope";
 import { renderPlan } from "../plan-words";
 import { readFreshDefaults } from "../pod-state";
+import { escapeControls } from "../safe-text";
 import { type Command, ExitError, parseFlags, UsageError, withClient } from "./common";
 import { podSource } from "./pod-source";
 
@@ -33,18 +35,23 @@ export const plan: Command = {
       if (!guest)
         throw new ExitError("the agent has no netagent.v1.Network (Kata services only)", 3);
       const pod = await readState();
-      const request = applyRequestFor(pod, guest, await readFreshDefaults(), true);
+      const { request, leftOut } = applyRequestFor(pod, guest, await readFreshDefaults(), true);
       const answer = await client.unary(Network.method.apply, request, {
         timeoutMs: ctx.timeoutMs,
       });
-      return answer.plan;
-    });
-    if (ctx.json) ctx.write(`${JSON.stringify({ plan: lines })}\n`);
-    else if (flags["--raw"]) ctx.write(lines.map((l) => `${l}\n`).join(""));
-    else
-      ctx.write(
-        `plan to make the guest at ${ctx.addr} match ${source.label}:\n${renderPlan(lines)}`,
+      const refused = answer.leftOut.map(
+        (l) => `${describeField(request.desired, l.field)}: the guest refused it: ${l.reason}`,
       );
+      return { plan: answer.plan, notMirrored: [...leftOut, ...refused] };
+    });
+    if (ctx.json) ctx.write(`${JSON.stringify(lines)}\n`);
+    else if (flags["--raw"]) ctx.write(lines.plan.map((l) => `${l}\n`).join(""));
+    else {
+      const missed = lines.notMirrored.map((m) => `  ${escapeControls(m)}\n`).join("");
+      ctx.write(
+        `plan to make the guest at ${ctx.addr} match ${source.label}:\n${renderPlan(lines.plan)}${missed ? `not mirrored (sync would leave these out):\n${missed}` : ""}`,
+      );
+    }
     return 0;
   },
 };

@@ -10,6 +10,9 @@ import { type Command, parseFlags, UsageError, withClient } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";
 import { runWatch, WATCH_HELP } from "./sync-watch";
 
+/** The exit code of a sync through Apply that left something of the pod out. */
+export const INCOMPLETE = 4;
+
 const HELP = `usage: netagentctl sync (--netns NAME|PATH | --cni-result FILE) [--addr ADDR]
                         [--attempts N] [--dry-run] [--json]
        netagentctl sync --watch --netns NAME|PATH [--debounce MS] [--addr ADDR] [--json]
@@ -43,8 +46,15 @@ ${WATCH_HELP}Options:
   --dry-run            print the Kata requests (protobuf JSON) and send nothing
   --addr ADDR, --timeout S (per call), --json
 
+Through Apply, what the guest cannot have is left out and the rest synced:
+a link without a MAC (a tun device) with its routes, neighbours and
+sysctls, what netagent.v1 does not carry, and what the guest's kernel
+refuses (Apply's best_effort: a line it fails, a sysctl it lacks). Each is
+listed under "not mirrored" with why, and the exit code is ${INCOMPLETE}.
+
 Exit codes: 0 synced; 1 a call failed (CODE: message printed; what was
-applied before it stays); 2 usage or bad input (nothing sent).
+applied before it stays); 2 usage or bad input (nothing sent); ${INCOMPLETE} synced
+through Apply, but the mirror is incomplete (what was left out is listed).
 `;
 
 function requestsJson(r: SyncRequests) {
@@ -107,7 +117,8 @@ export const sync: Command = {
           rules,
         }),
       );
-      return rulesLost ? 1 : 0;
+      if (rulesLost) return 1;
+      return outcome.apply.notMirrored.length > 0 ? INCOMPLETE : 0;
     }
     const { sync: report, missed } = outcome;
     if (ctx.json) {
@@ -159,7 +170,7 @@ function applyReport(
   o: { label: string; addr: string; json: boolean; macs: Set<string>; rules: PodReport["rules"] },
 ): string {
   if (o.json) {
-    return `${JSON.stringify({ api: "netagent.v1.Network/Apply", plan: apply.plan, attempts: apply.attempts, iptables: o.rules })}\n`;
+    return `${JSON.stringify({ api: "netagent.v1.Network/Apply", plan: apply.plan, attempts: apply.attempts, notMirrored: apply.notMirrored, iptables: o.rules })}\n`;
   }
   const r = apply.result;
   const n = apply.plan.length;
@@ -179,5 +190,9 @@ function applyReport(
     `  guest now: ${r?.routes.length ?? 0} routes in ${tables.size} table${tables.size === 1 ? "" : "s"}, ${r?.rules.length ?? 0} ip rules; ${writes} sysctl write${writes === 1 ? "" : "s"}`,
   );
   lines.push(...mirrorLines(o.rules));
+  if (apply.notMirrored.length > 0) {
+    lines.push("  not mirrored:");
+    for (const m of apply.notMirrored) lines.push(`    ${m}`);
+  }
   return `${lines.map(escapeControls).join("\n")}\n`;
 }

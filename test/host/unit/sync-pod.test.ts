@@ -6,7 +6,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { HealthCheckResponse_ServingStatus } from "../../../src/gen/health_pb";
-import { StateSchema } from "../../../src/gen/network_pb";
+import { ApplyResponseSchema, StateSchema } from "../../../src/gen/network_pb";
 import { InterfaceSchema } from "../../../src/gen/types_pb";
 import type { AgentClient } from "../../../src/host/client";
 import type { PodFullState } from "../../../src/host/pod-state";
@@ -79,18 +79,24 @@ const kata = {
 
 describe("syncPod", () => {
   it("an agent that answers Get gets one Apply, exact, with the pod's whole state", async () => {
-    let sent: { exact: boolean; desired: { rules: unknown[]; sysctls: unknown[] } } | undefined;
+    let sent:
+      | { exact: boolean; bestEffort: boolean; desired: { rules: unknown[]; sysctls: unknown[] } }
+      | undefined;
     const { client, calls } = fakeClient({
       Get: () => create(StateSchema, {}),
       Apply: (req) => {
         sent = req as typeof sent;
-        return { plan: ["rule add priority 32765 from 10.0.0.2/32 lookup 100"] };
+        return create(ApplyResponseSchema, {
+          plan: ["rule add priority 32765 from 10.0.0.2/32 lookup 100"],
+        });
       },
     });
     const r = await syncPod(client, pod, { timeoutMs: 1000 });
     expect(calls).toEqual(["Get", "Apply"]);
     expect(r.kind).toBe("apply");
+    if (r.kind === "apply") expect(r.apply.notMirrored).toEqual([]);
     expect(sent?.exact).toBe(true);
+    expect(sent?.bestEffort).toBe(true);
     expect(sent?.desired.rules).toHaveLength(1);
     expect(sent?.desired.sysctls).toEqual([
       expect.objectContaining({ key: "net.ipv4.conf.eth0.rp_filter", value: "2" }),

@@ -134,6 +134,7 @@ describe("watch lines", () => {
     waited: [],
     guestRoutes: 3,
     packetFilter: "iptables no rules on either side, ip6tables no rules on either side",
+    notMirrored: [],
   };
 
   it("text: one line, what changed, how long, control characters escaped", () => {
@@ -146,6 +147,17 @@ describe("watch lines", () => {
     expect(line).toContain("e\\u001b[31mvil");
     // biome-ignore lint/suspicious/noControlCharactersInRegex: checking there is none
     expect(line).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
+  });
+
+  it("text: what an Apply left out of the guest, with why", () => {
+    const line = renderText({
+      ...resync,
+      via: "apply",
+      notMirrored: [
+        "interface tun0: no MAC address (a tun device): the guest finds its NICs by MAC and has no twin of it",
+      ],
+    } as WatchEvent);
+    expect(line).toContain("; not mirrored: interface tun0: no MAC address (a tun device)");
   });
 
   it("JSON: one object per line, parseable back", () => {

@@ -1,0 +1,299 @@
+/**
+ * One netagent.v1 Apply, inside the write queue: read, one plan, one
+ * `ip -batch` (+ `ip -6 -batch` for IPv6 rules), the sysctl writes, the
+ * read back, and at most one corrective batch when the kernel did what the
+ * plan's model did not foresee (plan-link-phase.ts). Any failure restores
+ * links, routes of every table, rules, permanent neighbours and the
+ * sysctls written, from the state read before.
+ *
+ * best_effort: an element the guest's kernel refuses (plan-culprit.ts names
+ * it from the failed line, the sysctl key or the change that did not stay)
+ * is left out and the Apply tried again without it, after the restore and
+ * a fresh read; at most {@link APPLY_MAX_REFUSED} times. Sysctls the guest
+ * does not have at all are left out before the first attempt.
+ */
+
+import type { DesiredState, FullState } from "../net/full-state";
+import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import { type ApplyPlan, currentKey, planApply, type SysctlWrite } from "../net/plan-apply";
+import { culpritOf, type LeftOutFields, sysctlField, withoutFields } from "../net/plan-culprit";
+import { planLinkPhase } from "../net/plan-link-phase";
+import { planLinksRestore, planStateRestore } from "../net/plan-restore";
+import { type SysctlFs, SysctlWriteError } from "../net/sysctl-fs";
+import { parseSysctlKey } from "../net/sysctl-keys";
+import { isManagedLink } from "../net/vocabulary/links";
+import { Code, TtrpcError } from "../ttrpc/codes";
+import type { Change } from "./change-record";
+import { codeOfNetError } from "./error-status";
+import { APPLY_MAX_REFUSED } from "./limits";
+import type { Logger } from "./log";
+import { noteRollback } from "./rollbacks";
+
+export interface ApplyDeps {
+  ip: IpRunner;
+  sysctl: SysctlFs;
+  log: Logger;
+  /**
+   * Records what puts the state before back, for a restore after a crash
+   * (SerialQueue.record): called before each attempt's first change.
+   */
+  record(change: () => Change): void;
+}
+
+export interface ApplyRun {
+  exact: boolean;
+  dryRun: boolean;
+  bestEffort: boolean;
+  /** The call's: kills a running ip when the caller gives up (restores run without it). */
+  signal?: AbortSignal;
+}
+
+export interface LeftOut {
+  field: string;
+  reason: string;
+}
+
+export interface ApplyOutcome {
+  /** After the change (dry run: as it is). */
+  state: FullState;
+  plan: ApplyPlan;
+  leftOut: LeftOut[];
+}
+
+/** The read back still differs from the plan after the corrective batch. */
+class NotConverged extends Error {
+  constructor(readonly line: string) {
+    super(`Apply did not converge: still to do: ${line}`);
+  }
+}
+
+export async function applyState(
+  deps: ApplyDeps,
+  desired: DesiredState,
+  run: ApplyRun,
+): Promise<ApplyOutcome> {
+  const { ip, sysctl, log } = deps;
+  const opts = { signal: run.signal };
+  const skip = new Set<string>();
+  const leftOut: LeftOut[] = [];
+
+  /** The state before, read for the desired state without `skip`, its links checked. */
+  const readBefore = async (): Promise<FullState> => {
+    const read = await ip.readFullState(opts);
+    const want = withoutFields(desired, skip);
+    const phase = planLinkPhase(read.links, want.links);
+    requireLinks(read, desired, skip, new Set(phase.predicted.map((l) => l.name)));
+    if (run.bestEffort) {
+      for (const s of want.sysctls) {
+        if (sysctl.exists(currentKey(s.key, phase.formerName))) continue;
+        const field = sysctlField(desired, s.key) as string;
+        skip.add(field);
+        leftOut.push({ field, reason: `sysctl ${s.key}: the guest's kernel has no such key` });
+      }
+    }
+    const keys = withoutFields(desired, skip).sysctls.map((s) =>
+      currentKey(s.key, phase.formerName),
+    );
+    return { ...read, sysctls: sysctl.read(keys) };
+  };
+
+  let before = await readBefore();
+  for (let refused = 0; ; ) {
+    const want = withoutFields(desired, skip);
+    const plan = planApply(before, want, { exact: run.exact });
+    if (run.dryRun) return { state: before, plan, leftOut };
+    const changes = plan.batch.length + plan.batch6.length + plan.sysctls.length;
+    if (changes > 0) {
+      const was = before;
+      deps.record(() => ({
+        kind: "state",
+        links: was.links,
+        routes: was.routes,
+        rules: was.rules,
+        neighbors: was.neighbors.filter((n) => n.state.includes("PERMANENT")),
+        sysctls: plan.sysctls,
+      }));
+    }
+    try {
+      const state = await attempt(deps, plan, before, want, run);
+      log.info("state applied", { operations: changes, exact: run.exact, leftOut: leftOut.length });
+      return { state, plan, leftOut };
+    } catch (err) {
+      const complete = await restoreState(deps, before, plan.sysctls);
+      const field =
+        run.bestEffort && complete && refused < APPLY_MAX_REFUSED && !run.signal?.aborted
+          ? refusedElement(err, desired, skip, before)
+          : undefined;
+      if (field === undefined) throw forCaller(err);
+      refused++;
+      skip.add(field);
+      leftOut.push({ field, reason: (err as Error).message });
+      log.info("Apply: leaving out what the guest refused", {
+        field,
+        error: (err as Error).message,
+      });
+      before = await readBefore();
+    }
+  }
+}
+
+/** The field of the element a refusal is about, when it is one the guest's kernel refused. */
+function refusedElement(
+  err: unknown,
+  desired: DesiredState,
+  skip: LeftOutFields,
+  before: FullState,
+): string | undefined {
+  if (err instanceof SysctlWriteError) return sysctlField(desired, err.key);
+  if (err instanceof NotConverged) return culpritOf(err.line, desired, skip, before.links);
+  if (!(err instanceof IpBatchError) || err.line === undefined) return undefined;
+  // ip ran the line and it was refused (unclassified words too); not a run
+  // killed or cut short, not a device busy for a moment.
+  const refusal = err.kind !== "unavailable" && err.kind !== "aborted";
+  return refusal ? culpritOf(err.line, desired, skip, before.links) : undefined;
+}
+
+/** The error as the caller sees it. */
+function forCaller(err: unknown): unknown {
+  if (err instanceof IpBatchError) {
+    return new TtrpcError(`Apply: ${err.message}`, codeOfNetError(err), { cause: err });
+  }
+  if (err instanceof NotConverged) return new TtrpcError(err.message, Code.INTERNAL);
+  return err;
+}
+
+/** Checks that every link the request names (but what `skip` leaves out) will exist under that name. */
+function requireLinks(
+  before: Omit<FullState, "sysctls">,
+  desired: DesiredState,
+  skip: LeftOutFields,
+  finalNames: Set<string>,
+): void {
+  for (const [i, l] of desired.links.entries()) {
+    if (!before.links.some((x) => x.mac === l.mac)) {
+      throw new TtrpcError(
+        `Link not found (desired.interfaces[${i}].mac ${l.mac})`,
+        Code.NOT_FOUND,
+      );
+    }
+  }
+  const need = (field: string, dev: string) => {
+    if (dev !== "" && !finalNames.has(dev) && !skip.has(field.slice(0, field.lastIndexOf("."))))
+      throw new TtrpcError(`Link not found (${field} ${dev})`, Code.NOT_FOUND);
+  };
+  for (const [i, r] of desired.routes.entries()) need(`desired.routes[${i}].device`, r.dev);
+  for (const [i, n] of desired.neighbors.entries()) need(`desired.neighbors[${i}].device`, n.dev);
+  for (const [i, s] of desired.sysctls.entries()) {
+    const k = parseSysctlKey(s.key);
+    if (typeof k === "string" || k.iface === undefined) continue;
+    if (k.iface === "all" || k.iface === "default" || !isManagedLink(k.iface)) continue;
+    need(`desired.sysctls[${i}].key`, k.iface);
+  }
+}
+
+/**
+ * The plan's batches and the read back (one ip process for the main batch
+ * and its read; the IPv6 rules read again only when the plan touched
+ * them), the sysctl writes, then at most one corrective batch.
+ */
+async function attempt(
+  deps: ApplyDeps,
+  first: ApplyPlan,
+  before: FullState,
+  desired: DesiredState,
+  run: ApplyRun,
+): Promise<FullState> {
+  const { ip, sysctl, log } = deps;
+  const opts = { signal: run.signal };
+  const keys = desired.sysctls.map((s) => s.key);
+  const plan = await settleLinks(deps, first, before, desired, run);
+  const read = await ip.batchAndRead(plan.batch, opts);
+  await ip.batch(plan.batch6, { ipv6: true, ...opts });
+  const touched6 = plan.ruleOps.some((o) => o.rule.family === 6);
+  const rules6 = touched6 ? await ip.readRules6(opts) : before.rules.filter((r) => r.family === 6);
+  for (const s of plan.sysctls) sysctl.write(s.key, s.value);
+  const { rules4, ...rest } = read;
+  let after: FullState = { ...rest, rules: [...rules4, ...rules6], sysctls: sysctl.read(keys) };
+  let again = planApply(after, desired, { exact: run.exact });
+  if (again.batch.length + again.batch6.length === 0) return after;
+  log.info("Apply: correcting what the plan did not foresee", {
+    lines: again.batch.length + again.batch6.length,
+  });
+  await ip.batch(again.batch, opts);
+  await ip.batch(again.batch6, { ipv6: true, ...opts });
+  after = { ...(await ip.readFullState(opts)), sysctls: sysctl.read(keys) };
+  again = planApply(after, desired, { exact: run.exact });
+  const left = [...again.batch, ...again.batch6];
+  if (left.length > 0) throw new NotConverged(left[0] as string);
+  return after;
+}
+
+/**
+ * A plan that removes addresses makes the kernel drop routes in ways the
+ * plan's model does not follow (every IPv4 route of a link left without an
+ * IPv4 address, in every table; routes by the removed source). Then the
+ * link lines run first, with a read, and the rest is planned against what
+ * the kernel really left: two batches instead of one, and no delete of a
+ * route the kernel already took. The sysctl writes, with their previous
+ * values for the restore, stay the first plan's.
+ */
+async function settleLinks(
+  deps: ApplyDeps,
+  plan: ApplyPlan,
+  before: FullState,
+  desired: DesiredState,
+  run: ApplyRun,
+): Promise<ApplyPlan> {
+  // A link going down and up is in the model (plan-link-phase.ts); an
+  // address going away is not.
+  if (!plan.links.lines.some((l) => l.startsWith("addr del "))) return plan;
+  const { rules4, ...rest } = await deps.ip.batchAndRead(plan.links.lines, { signal: run.signal });
+  const now: FullState = {
+    ...rest,
+    rules: [...rules4, ...before.rules.filter((r) => r.family === 6)],
+    sysctls: before.sysctls,
+  };
+  return { ...planApply(now, desired, { exact: run.exact }), sysctls: plan.sysctls };
+}
+
+/**
+ * Puts links, routes of every table, rules, permanent neighbours and the
+ * sysctls written back as in `before` (also a start's restore after a
+ * crash, recover.ts). Best effort and logged: links first (names decide
+ * where sysctls live), then the rest, then sysctls. Answers whether it
+ * finished.
+ */
+export async function restoreState(
+  deps: Pick<ApplyDeps, "ip" | "sysctl" | "log">,
+  before: Omit<FullState, "sysctls">,
+  writes: readonly Pick<SysctlWrite, "restoreKey" | "previous">[],
+): Promise<boolean> {
+  const { ip, sysctl, log } = deps;
+  let complete = true;
+  try {
+    const now = await ip.readFullState();
+    await ip.batch(planLinksRestore(before.links, now.links), { force: true });
+    const after = await ip.readFullState();
+    const lines = planStateRestore(
+      { ...before, sysctls: new Map() },
+      { ...after, sysctls: new Map() },
+    );
+    await ip.batch(lines.batch, { force: true });
+    await ip.batch(lines.batch6, { force: true, ipv6: true });
+  } catch (err) {
+    log.error("restore incomplete", { what: "network state", error: (err as Error).message });
+    complete = false;
+  }
+  for (const w of [...writes].reverse()) {
+    if (w.previous === undefined) continue;
+    try {
+      sysctl.write(w.restoreKey, w.previous);
+    } catch (err) {
+      log.error("restore incomplete", { what: w.restoreKey, error: (err as Error).message });
+      complete = false;
+    }
+  }
+  log.info("restored state after a failed Apply", { sysctls: writes.length });
+  noteRollback("state", complete);
+  return complete;
+}

@@ -1,0 +1,127 @@
+/**
+ * mirror-scope.ts: what of a pod one Apply cannot carry is left out, each
+ * with a line saying what and why (issue 22 item 3); the rest goes as read.
+ */
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { StateSchema } from "../../../src/gen/network_pb";
+import { describeField, scopeMirror } from "../../../src/host/mirror-scope";
+import type { PodFullState } from "../../../src/host/pod-state";
+import type { Link, Route } from "../../../src/net/model";
+
+const link = (name: string, mac: string, kind = "veth"): Link => ({
+  index: name.length,
+  name,
+  mac,
+  mtu: 1500,
+  flags: ["UP"],
+  kind,
+  addresses: [{ family: 4, address: "10.9.0.1", prefix: 24, scope: "global" }],
+});
+
+const route = (dst: string, dev: string, over: Partial<Route> = {}): Route => ({
+  family: 4,
+  table: 254,
+  dst,
+  dev,
+  scope: 253,
+  metric: 0,
+  onlink: false,
+  mtu: 0,
+  protocol: "boot",
+  type: "unicast",
+  ...over,
+});
+
+const pod: PodFullState = {
+  links: [
+    link("lo", "00:00:00:00:00:00", ""),
+    link("eth0", "02:00:00:00:00:01"),
+    link("tun0", "", "tun"),
+  ],
+  routes: [
+    route("10.1.0.0/24", "eth0"),
+    route("10.99.0.0/16", "tun0"),
+    route("10.9.0.1/32", "tun0", { table: 255, protocol: "kernel", type: "local", scope: 254 }),
+    route("10.7.0.0/16", "eth0", { table: 200, type: "local" }),
+  ],
+  rules: [
+    { family: 4, priority: 100, not: false, iif: "tun0", action: "lookup", table: 100 },
+    { family: 4, priority: 101, not: false, action: "lookup", table: 100, other: ["ipproto=6"] },
+  ],
+  neighbors: [
+    {
+      family: 4,
+      ip: "10.9.0.7",
+      dev: "tun0",
+      lladdr: "02:00:00:00:00:07",
+      state: ["PERMANENT"],
+      router: false,
+    },
+    {
+      family: 4,
+      ip: "10.1.0.7",
+      dev: "eth0",
+      lladdr: "02:00:00:00:00:08",
+      state: ["PERMANENT"],
+      router: false,
+    },
+  ],
+  sysctls: [
+    { key: "net.ipv4.conf.tun0.rp_filter", value: "2" },
+    { key: "net.ipv4.conf.eth0.rp_filter", value: "2" },
+  ],
+  allSysctls: new Map(),
+};
+
+describe("scopeMirror", () => {
+  const { pod: sent, leftOut } = scopeMirror(pod);
+
+  it("leaves out a link without a MAC with its routes, neighbours and sysctls; keeps rules naming it", () => {
+    expect(sent.links.map((l) => l.name)).toEqual(["lo", "eth0"]);
+    expect(sent.routes.map((r) => r.dst)).toEqual(["10.1.0.0/24", "10.7.0.0/16"]);
+    expect(sent.neighbors.map((n) => n.ip)).toEqual(["10.1.0.7"]);
+    expect(sent.sysctls.map((s) => s.key)).toEqual(["net.ipv4.conf.eth0.rp_filter"]);
+    expect(sent.rules.map((r) => r.priority)).toEqual([100]);
+  });
+
+  it("lists each, with why; the kernel's own routes of table local are not listed", () => {
+    expect(leftOut).toEqual([
+      "interface tun0: no MAC address (a tun device): the guest finds its NICs by MAC and has no twin of it",
+      "route 10.99.0.0/16 dev tun0 scope link: its device tun0 is not mirrored",
+      "route local 10.7.0.0/16 dev eth0 scope link table 200: netagent.v1 does not carry routes of type local",
+      "rule 101 (v4): not carried: ipproto=6",
+      "neighbour 10.9.0.7 dev tun0 lladdr 02:00:00:00:00:07: its device tun0 is not mirrored",
+      "sysctl net.ipv4.conf.tun0.rp_filter = 2: its device tun0 is not mirrored",
+    ]);
+  });
+});
+
+describe("describeField", () => {
+  const state = create(StateSchema, {
+    interfaces: [
+      {
+        mac: "02:00:00:00:00:01",
+        name: "eth0",
+        mtu: 9000,
+        addresses: [{ address: "fd00::2", prefix: 64 }],
+      },
+    ],
+    routes: [{ table: 100, dest: "198.51.100.0/24", gateway: "203.0.113.1", device: "eth0" }],
+    sysctls: [{ key: "net.ipv4.ip_local_port_range", value: "50000 1000" }],
+  });
+
+  it("names the element of a field in words", () => {
+    expect(describeField(state, "desired.routes[0]")).toBe(
+      "route 198.51.100.0/24 via 203.0.113.1 dev eth0 table 100",
+    );
+    expect(describeField(state, "desired.interfaces[0].addresses[0]")).toBe(
+      "address fd00::2/64 on eth0",
+    );
+    expect(describeField(state, "desired.interfaces[0].mtu")).toBe("interface eth0: mtu 9000");
+    expect(describeField(state, "desired.sysctls[0]")).toBe(
+      "sysctl net.ipv4.ip_local_port_range = 50000 1000",
+    );
+    expect(describeField(state, "desired.routes[7]")).toBe("desired.routes[7]");
+  });
+});
