@@ -111,7 +111,9 @@ run_agent() {
 # supervise_agent: runs netagent until told to stop; a run that ends is
 # logged and followed by the next one at once, unless the agent keeps dying
 # young, in which case the pause doubles up to 5 s so a crash loop cannot
-# eat the CPU.
+# eat the CPU. A restarted agent first puts back a network change its
+# predecessor died in the middle of (its record in /run/netagent, README "A
+# crash mid-change"), and only then answers.
 supervise_agent() {
 	stopping=
 	pid=

@@ -93,6 +93,8 @@ export interface StartAgentOptions {
    * predate the flag get none.
    */
   stateDir?: string | false;
+  /** How long to wait for the socket and the first answer (default 10 s each). */
+  readyTimeoutMs?: number;
   /** Words run before the agent's binary, which exec it (e.g. `setsid`). */
   launcher?: readonly string[];
 }
@@ -142,10 +144,11 @@ export async function startAgent(
     // Ready means answering Check, not just accepting: the kernel accepts on
     // a listening socket before the agent's JS has gone on to install its
     // signal handlers (and Bun activates those a loop turn later).
-    await waitForSocket(child, socket);
+    await waitForSocket(child, socket, opts.readyTimeoutMs);
     if (!opts.readyOnSocket) {
       await waitFor(async () => !child.running || (await answersCheck(socket)), {
         what: `${socket} to answer Check`,
+        ...(opts.readyTimeoutMs === undefined ? {} : { timeoutMs: opts.readyTimeoutMs }),
       });
     }
     if (!child.running) throw new Error(`netagent exited early: ${child.stderr}`);

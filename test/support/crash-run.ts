@@ -41,6 +41,8 @@ export interface KillOutcome {
   recovery: string[];
   /** For a mixed state: what differs from the old state. */
   diff?: { gone: string[]; came: string[] };
+  /** The first read was neither state and a second one differed from it: what the first one showed. */
+  reread?: { first: { gone: string[]; came: string[] }; verdict: Verdict };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -51,6 +53,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * a group kill still reaches their children.
  */
 const launcher = process.env.NETAGENT_CRASH_SETSID === "1" ? ["setsid"] : [];
+/** A loaded machine starts an agent slowly, and the restarted one restores first. */
+const READY_MS = 60_000;
 
 interface Stage {
   ns: Netns;
@@ -63,7 +67,7 @@ async function stage(kind: CrashKind): Promise<Stage> {
   const stateDir = mkdtempSync(join(tmpdir(), "netagent-crash-"));
   try {
     await kind.setup(ns);
-    const agent = await startAgent({ netns: ns, stateDir, launcher });
+    const agent = await startAgent({ netns: ns, stateDir, launcher, readyTimeoutMs: READY_MS });
     return { ns, stateDir, agent };
   } catch (err) {
     await ns.remove();
@@ -130,14 +134,33 @@ export async function killOnce(
     await s.agent.child.exited;
     await call;
     client.close();
-    second = await startAgent({ netns: s.ns, stateDir: s.stateDir, launcher });
+    second = await startAgent({
+      netns: s.ns,
+      stateDir: s.stateDir,
+      launcher,
+      readyTimeoutMs: READY_MS,
+    });
     // Read only once everything the dead agent left has gone (the restarted one waited for them).
     await waitFor(() => processesInGroup(pid).length === 0, {
       timeoutMs: 15_000,
       what: `the processes of agent ${pid}'s group to end`,
     });
-    const now = await readNetwork(s.ns);
-    const verdict: Verdict = now === cal.old ? "old" : now === cal.new ? "new" : "mixed";
+    const judge = (text: string): Verdict =>
+      text === cal.old ? "old" : text === cal.new ? "new" : "mixed";
+    let now = await readNetwork(s.ns);
+    let verdict = judge(now);
+    // Nothing runs now that could change the network: a second read that
+    // differs from the first says the first read was wrong, and is reported.
+    let reread: KillOutcome["reread"];
+    if (verdict === "mixed") {
+      await sleep(200);
+      const again = await readNetwork(s.ns);
+      if (again !== now) {
+        reread = { first: lineDiff(cal.old, now), verdict: judge(again) };
+        now = again;
+        verdict = judge(again);
+      }
+    }
     return {
       kind: kind.name,
       mode,
@@ -146,6 +169,7 @@ export async function killOnce(
       verdict,
       recovery: recoveryLines(second.child.stderr),
       ...(verdict === "mixed" ? { diff: lineDiff(cal.old, now) } : {}),
+      ...(reread ? { reread } : {}),
     };
   } finally {
     await s.agent.child.kill();
@@ -175,6 +199,8 @@ export interface Tally {
   late: number;
   /** Interrupted changes whose restart found a record and restored from it. */
   restored: number;
+  /** Reads that were neither state and not the same when read again (KillOutcome.reread). */
+  rereads?: number;
 }
 
 /**
@@ -200,6 +226,12 @@ export async function killRun(
     }
     tally[o.verdict]++;
     if (o.recovery.some((m) => m.startsWith("restored the state"))) tally.restored++;
+    if (o.reread) {
+      tally.rereads = (tally.rereads ?? 0) + 1;
+      console.log(
+        `${kind.name} (${mode}): a read differed from the next one: ${JSON.stringify(o.reread)}`,
+      );
+    }
     if (o.verdict === "mixed") mixed.push(o);
   }
   return { tally, mixed };
@@ -208,13 +240,13 @@ export async function killRun(
 /** The issue's table: change, killed, exactly old, exactly new, mixed. */
 export function renderTally(tallies: readonly Tally[], what: (kind: string) => string): string {
   const rows = [
-    "| change | killed | exactly old | exactly new | mixed | (restored from a record) | (kills after the answer) |",
-    "|---|---|---|---|---|---|---|",
+    "| change | killed | exactly old | exactly new | mixed | (restored from a record) | (kills after the answer) | (reads redone) |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const t of tallies) {
     const killed = t.mode === "agent" ? "the agent only" : "the agent and its `ip` children";
     rows.push(
-      `| ${what(t.kind)} | ${killed} | ${t.old} | ${t.new} | ${t.mixed} | ${t.restored} | ${t.late} |`,
+      `| ${what(t.kind)} | ${killed} | ${t.old} | ${t.new} | ${t.mixed} | ${t.restored} | ${t.late} | ${t.rereads ?? 0} |`,
     );
   }
   return rows.join("\n");

@@ -1,0 +1,53 @@
+/**
+ * awaitOrphans (issue 24): the processes a dead agent left in its process
+ * group are waited for, bounded, then killed by PID; processes that end by
+ * themselves within the wait are not signalled; nothing outside the group
+ * is touched. Real processes: a shell leading its own group (setsid), its
+ * children left behind when it is killed.
+ */
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { createLogger } from "../../src/agent/log";
+import { awaitOrphans } from "../../src/agent/orphans";
+import { processesInGroup, readProcStat } from "../../src/agent/proc-stat";
+import { waitFor } from "../helpers/wait";
+
+const log = createLogger("error", () => {});
+
+/** A shell in a group of its own with two children running `script`, then the shell killed. */
+async function leaveOrphans(script: string) {
+  const sh = spawn("setsid", ["sh", "-c", `${script} & ${script} & wait`], { stdio: "ignore" });
+  const pid = sh.pid as number;
+  await waitFor(() => processesInGroup(pid).length === 3, { what: "the shell and its children" });
+  const start = readProcStat(pid)?.start as number;
+  const outsider = spawn("sleep", ["30"], { stdio: "ignore" });
+  process.kill(pid, "SIGKILL");
+  await waitFor(() => processesInGroup(pid).every((p) => p.pid !== pid || p.state === "Z"));
+  return { owner: { pid, start, pgid: pid }, outsider };
+}
+
+describe("awaitOrphans", () => {
+  it("kills what is still running after the wait, by PID, and only that group", async () => {
+    const { owner, outsider } = await leaveOrphans("sleep 30");
+    const t0 = performance.now();
+    const report = await awaitOrphans(owner, log, 300);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
+    expect(report.found.map((p) => p.comm)).toEqual(["sleep", "sleep"]);
+    expect(report.killed).toHaveLength(2);
+    expect(processesInGroup(owner.pid).filter((p) => p.state !== "Z")).toEqual([]);
+    expect(readProcStat(outsider.pid as number)?.state).not.toBe("Z");
+    outsider.kill("SIGKILL");
+  });
+
+  it("waits for processes that end by themselves, and kills none", async () => {
+    const { owner, outsider } = await leaveOrphans("sleep 2");
+    outsider.kill("SIGKILL");
+    const report = await awaitOrphans(owner, log, 5000);
+    expect(report.found).toHaveLength(2);
+    expect(report.killed).toEqual([]);
+  });
+
+  it("a record without a process group: nothing to wait for, nothing killed", async () => {
+    expect(await awaitOrphans({ pid: 1, start: 0 }, log, 100)).toEqual({ found: [], killed: [] });
+  });
+});
