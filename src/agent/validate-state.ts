@@ -244,11 +244,12 @@ export function validateApply(request: ApplyRequest): DesiredState {
     const f = `desired.sysctls[${n}]`;
     const k = parseSysctlKey(x.key);
     if (typeof k === "string") throw invalid(`${f}.key`, x.key, k);
-    if (keys.has(x.key)) throw invalid(`${f}.key`, x.key, "is listed twice");
-    keys.add(x.key);
+    // Two spellings of one link's key (its dots as "." or "/") are one key.
+    if (keys.has(k.key)) throw invalid(`${f}.key`, x.key, "is listed twice");
+    keys.add(k.key);
     const problem = sysctlValueProblem(x.value);
     if (problem) throw invalid(`${f}.value`, x.value, problem);
-    sysctls.push({ key: x.key, value: x.value });
+    sysctls.push({ key: k.key, value: x.value });
   });
   return { links, routes, rules, neighbors, sysctls };
 }

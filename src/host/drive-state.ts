@@ -8,7 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import { type ApplyRequest, ApplyRequestSchema, Network, type State } from "../gen/network_pb";
 import type { Sysctl } from "../net/full-state";
 import { DEFAULT_RULES, ruleIdentity } from "../net/rules";
-import { normaliseSysctlValue } from "../net/sysctl-keys";
+import { normaliseSysctlValue, parseSysctlKey } from "../net/sysctl-keys";
 import { formatTable, TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { isStateRoute, stateToWire } from "../wire/state-map";
@@ -45,7 +45,8 @@ export function sysctlsToSend(
   const names = new Set(pod.links.map((l) => l.name));
   for (const { key, value } of guest.sysctls) {
     if (sent.has(key) || !comparable(key)) continue;
-    const iface = /^net\.ipv[46]\.(conf|neigh)\.(.+)\.[a-z0-9_]+$/.exec(key)?.[2];
+    const k = parseSysctlKey(key);
+    const iface = typeof k === "string" ? undefined : k.iface;
     if (iface !== undefined && iface !== "all" && iface !== "default" && !names.has(iface))
       continue;
     const def = defaultFor(key, fresh);

@@ -5,7 +5,13 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { NetError } from "./net-error";
-import { NAMESPACED_KEYS, PER_INTERFACE, parseSysctlKey, SYSCTL_ROOT } from "./sysctl-keys";
+import {
+  NAMESPACED_KEYS,
+  PER_INTERFACE,
+  parseSysctlKey,
+  SYSCTL_ROOT,
+  sysctlPart,
+} from "./sysctl-keys";
 
 /** A write the kernel refused, with the key it was for. */
 export class SysctlWriteError extends NetError {
@@ -81,7 +87,7 @@ export class SysctlFs {
         } catch {
           continue;
         }
-        for (const leaf of leaves.sort()) keys.push(`${prefix}${iface}.${leaf}`);
+        for (const leaf of leaves.sort()) keys.push(`${prefix}${sysctlPart(iface)}.${leaf}`);
       }
     }
     return keys.filter((k) => typeof parseSysctlKey(k) !== "string");

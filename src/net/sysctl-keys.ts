@@ -11,6 +11,10 @@
  *   each checked to exist under /proc/sys/net in a fresh namespace).
  * A key maps to a path below /proc/sys/net and nowhere else: interface names
  * are link names (no "/", never "." or ".."), the last part is [a-z0-9_].
+ * Keys are written as sysctl(8) names them: the path's "/" as ".", and a
+ * "." inside a part as "/" (`net.ipv4.conf.vnic/a-b_c.rp_filter` is
+ * /proc/sys/net/ipv4/conf/vnic.a-b_c/rp_filter); a key that spells the
+ * link's dots as dots is taken too, and named the sysctl(8) way.
  * Keys the kernel derives from something else are left out of reads
  * ({@link DERIVED}): net.ipv6.conf.IF.mtu follows the link's MTU.
  */
@@ -70,11 +74,17 @@ const LEAF = /^[a-z0-9_]{1,64}$/;
 /** A link name as the kernel takes it (15 bytes, no "/"), or all/default. */
 const IFACE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$/;
 
+/** A link name as a part of a sysctl(8) name: its dots as "/". */
+export function sysctlPart(iface: string): string {
+  return iface.replaceAll(".", "/");
+}
+
 export interface SysctlKey {
+  /** As sysctl(8) names it (the link's dots as "/"), whichever way it was given. */
   key: string;
   /** Absolute path below /proc/sys/net. */
   path: string;
-  /** The interface a per-interface key is about ("all", "default" included); undefined for the others. */
+  /** The link name a per-interface key is about ("all", "default" included); undefined for the others. */
   iface?: string;
   /** The key with the interface replaced by "*", e.g. "net.ipv4.conf.*.rp_filter". */
   pattern: string;
@@ -82,7 +92,7 @@ export interface SysctlKey {
 
 /** The same per-interface key for another interface (`key` itself for the others). */
 export function sysctlKeyFor(k: SysctlKey, iface: string): string {
-  return k.iface === undefined ? k.key : k.pattern.replace("*", iface);
+  return k.iface === undefined ? k.key : k.pattern.replace("*", sysctlPart(iface));
 }
 
 /** The rule itself, for the refusal: a user of the agent has no source to look it up in. */
@@ -100,13 +110,14 @@ export function parseSysctlKey(key: string): SysctlKey | string {
     if (!key.startsWith(prefix)) continue;
     const rest = key.slice(prefix.length);
     const dot = rest.lastIndexOf(".");
-    const iface = rest.slice(0, dot);
+    // sysctl(8) spells a link's dots as "/"; a link name has no "/" of its own.
+    const iface = rest.slice(0, dot).replaceAll("/", ".");
     const leaf = rest.slice(dot + 1);
     if (dot < 0 || !IFACE.test(iface) || !LEAF.test(leaf)) {
-      return `is not ${prefix}IFACE.KEY with IFACE a link name, "all" or "default"`;
+      return `is not ${prefix}IFACE.KEY with IFACE a link name (its dots written "/" as sysctl(8) does, or as dots), "all" or "default"`;
     }
     return {
-      key,
+      key: `${prefix}${sysctlPart(iface)}.${leaf}`,
       path: `${SYSCTL_ROOT}/${dir}/${iface}/${leaf}`,
       iface,
       pattern: `${prefix}*.${leaf}`,

@@ -29,6 +29,21 @@ describe("the allowed sysctl set", () => {
     });
   });
 
+  it("a link with dots in its name: sysctl(8) spells them as /, which is the key's name either way", () => {
+    const want = {
+      key: "net.ipv4.conf.vnic/a-b_c.rp_filter",
+      path: "/proc/sys/net/ipv4/conf/vnic.a-b_c/rp_filter",
+      iface: "vnic.a-b_c",
+      pattern: "net.ipv4.conf.*.rp_filter",
+    };
+    expect(parseSysctlKey("net.ipv4.conf.vnic/a-b_c.rp_filter")).toEqual(want);
+    expect(parseSysctlKey("net.ipv4.conf.vnic.a-b_c.rp_filter")).toEqual(want);
+    expect(parseSysctlKey("net.ipv6.neigh.eth0/100.base_reachable_time_ms")).toMatchObject({
+      key: "net.ipv6.neigh.eth0/100.base_reachable_time_ms",
+      path: "/proc/sys/net/ipv6/neigh/eth0.100/base_reachable_time_ms",
+    });
+  });
+
   it("refuses keys outside the set and any that would leave /proc/sys/net", () => {
     for (const k of [
       "kernel.hostname",
@@ -145,6 +160,15 @@ describe("validateApply", () => {
           ],
         },
         'desired.sysctls[1].key: "net.core.somaxconn" is listed twice',
+      ],
+      [
+        {
+          sysctls: [
+            { key: "net.ipv4.conf.vnic/a.rp_filter", value: "1" },
+            { key: "net.ipv4.conf.vnic.a.rp_filter", value: "2" },
+          ],
+        },
+        'desired.sysctls[1].key: "net.ipv4.conf.vnic.a.rp_filter" is listed twice',
       ],
     ];
     for (const [desired, text] of cases) {
