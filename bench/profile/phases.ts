@@ -33,7 +33,7 @@ const runs = Number(opt("--runs", "3"));
 
 const ns = await createBenchNetns();
 try {
-  const ip = new IpRunner("ip", ns.name);
+  const ip = new IpRunner({ netns: ns.name });
   const payload = updateRoutesPayload(n);
   const req0 = () => fromBinary(UpdateRoutesRequestSchema, payload).routes?.Routes ?? [];
   for (let run = 0; run < runs * 2; run++) {

@@ -4,7 +4,7 @@
  * file, wall time and this process's CPU, interleaved. iproute2 flushes its
  * JSON every route, and each flush reaches the event loop on its own
  * through a pipe; a process start costs a fixed few ms. The agent sends
- * tables over SESSION_MAX_ROUTES one-shot (src/net/ip-runner.ts).
+ * tables over SESSION_MAX_ROUTES one-shot (src/net/ip-dispatch.ts).
  *
  *   bun bench/profile/session-crossover.ts [--pairs 21] [--counts 0,64,256,512,1024,2048]
  */

@@ -4,7 +4,8 @@
  * ip or a cancelled call, the link and any link the swap touched are put
  * back as read before, then the error goes out.
  */
-import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import { IpBatchError } from "../net/ip-results";
+import type { IpRunner } from "../net/ip-runner";
 import type { Link, NetState } from "../net/model";
 import { planLink, putLine } from "../net/plan-link";
 import { batchLine } from "../net/render-batch";

@@ -6,7 +6,8 @@
  * kernel removed by itself meanwhile (its link went down, its gateway's
  * address went away) is already where the plan wanted it.
  */
-import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import { IpBatchError } from "../net/ip-results";
+import type { IpRunner } from "../net/ip-runner";
 import { describeRoute, type Route } from "../net/model";
 import { isManaged, planRoutes, type RouteOp } from "../net/plan-routes";
 import { renderRouteOps } from "../net/render-batch";

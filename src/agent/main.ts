@@ -93,7 +93,7 @@ export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
   const session = ipSession ? new IpSession(ipBin) : undefined;
   // Started now: a pod's first call should not wait for ip to start.
   session?.warm();
-  const ip = new IpRunner(ipBin, undefined, undefined, new Semaphore(MAX_IP_PROCESSES), session);
+  const ip = new IpRunner({ binary: ipBin, slots: new Semaphore(MAX_IP_PROCESSES), session });
   const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS);
   if (!front) registry.register(Health, healthService);
   return registry
@@ -151,7 +151,7 @@ async function recoverJournal(
   await recoverAtStart({
     journal,
     log,
-    ip: new IpRunner(config.ipBin ?? "ip"),
+    ip: new IpRunner({ binary: config.ipBin ?? "ip" }),
     sysctl: new SysctlFs(),
     iptables: new IptablesRunner(),
   });

@@ -109,6 +109,6 @@ export function requestsFromState(state: NetState): SyncRequests {
 
 /** Reads the pod namespace `netns` (a resolved name or path) into requests. */
 export async function readPodRequests(netns: string, ipBinary?: string): Promise<SyncRequests> {
-  const state = await new IpRunner(ipBinary, netns).readState();
+  const state = await new IpRunner({ binary: ipBinary, netns }).readState();
   return requestsFromState(state);
 }

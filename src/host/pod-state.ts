@@ -114,7 +114,7 @@ export function nonDefaultSysctls(
 /** Reads the pod namespace `netns` (a resolved name or path) completely. */
 export async function readPodFullState(netns: string, ipBinary?: string): Promise<PodFullState> {
   const [state, values, fresh] = await Promise.all([
-    new IpRunner(ipBinary, netns).readFullState(),
+    new IpRunner({ binary: ipBinary, netns }).readFullState(),
     readNetnsSysctls(netns),
     readFreshDefaults(),
   ]);

@@ -9,8 +9,9 @@
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { codeOfNetError } from "../../src/agent/error-status";
+import { SESSION_MAX_LINES } from "../../src/net/ip-dispatch";
 import { failedBatchLine } from "../../src/net/ip-errors";
-import { IpRunner, SESSION_MAX_LINES } from "../../src/net/ip-runner";
+import { IpRunner } from "../../src/net/ip-runner";
 import { IpSession, MAX_KEPT_STDERR } from "../../src/net/ip-session";
 import type { NetError } from "../../src/net/net-error";
 import { Code } from "../../src/ttrpc/codes";
@@ -177,7 +178,7 @@ describe("IpSession", () => {
 
   it("checks the links before a change that follows a one-shot restore's renames", async () => {
     const { bin, session, routeDev } = await setup();
-    const runner = new IpRunner(bin, undefined, undefined, undefined, session);
+    const runner = new IpRunner({ binary: bin, session });
     await runner.readLinks();
     // A -force restore runs one-shot; the session's process did not make its renames.
     await runner.batch(
@@ -195,7 +196,7 @@ describe("IpSession", () => {
 
   it("checks the links before a change that follows a one-shot whole-state batch's renames", async () => {
     const { bin, session, routeDev } = await setup();
-    const runner = new IpRunner(bin, undefined, undefined, undefined, session);
+    const runner = new IpRunner({ binary: bin, session });
     await runner.readLinks();
     // Over SESSION_MAX_LINES lines: batchAndRead runs one-shot, not in the session.
     const filler = Array.from({ length: SESSION_MAX_LINES }, () => "link set dev lo up");

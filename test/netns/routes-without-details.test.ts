@@ -1,5 +1,5 @@
 /**
- * Route listings read without -details (ip-runner.ts `details: false`)
+ * Route listings read without -details (ip-dispatch.ts `details: false`)
  * parse to exactly the routes read with it: iproute2 leaves out the values
  * it takes as defaults (type unicast, table main, protocol boot, scope
  * global, metric 0) and parse-ip-json.ts reads them back as the same

@@ -44,7 +44,7 @@ function listingIp(routes: number): string {
 
 describe("IpRunner.readLinksAndRoutes: the kept table", () => {
   it("gives the same parsed table back for the same text, at the bound", async () => {
-    const ip = new IpRunner(listingIp(KEPT_TABLE_MAX_ROUTES));
+    const ip = new IpRunner({ binary: listingIp(KEPT_TABLE_MAX_ROUTES) });
     const a = await ip.readLinksAndRoutes();
     const b = await ip.readLinksAndRoutes();
     expect(a.routes).toHaveLength(KEPT_TABLE_MAX_ROUTES);
@@ -53,7 +53,7 @@ describe("IpRunner.readLinksAndRoutes: the kept table", () => {
   });
 
   it("keeps no table over the bound: each read is parsed afresh", async () => {
-    const ip = new IpRunner(listingIp(KEPT_TABLE_MAX_ROUTES + 1));
+    const ip = new IpRunner({ binary: listingIp(KEPT_TABLE_MAX_ROUTES + 1) });
     const a = await ip.readLinksAndRoutes();
     const b = await ip.readLinksAndRoutes();
     expect(a.routes).toHaveLength(KEPT_TABLE_MAX_ROUTES + 1);

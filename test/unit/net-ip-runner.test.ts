@@ -19,8 +19,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { codeOfNetError } from "../../src/agent/error-status";
+import { DEFAULT_IP_LIMITS } from "../../src/net/ip-one-shot";
 import { outputDir } from "../../src/net/ip-output";
-import { DEFAULT_IP_LIMITS, IpBatchError, IpRunner } from "../../src/net/ip-runner";
+import { IpBatchError } from "../../src/net/ip-results";
+import { IpRunner } from "../../src/net/ip-runner";
 import { splitJsonDocuments } from "../../src/net/json-documents";
 import { NetError } from "../../src/net/net-error";
 import { parseLinks, parseNeighbors, parseRoutes } from "../../src/net/parse-ip-json";
@@ -81,19 +83,19 @@ const LINES = [
 describe("IpRunner.batch", () => {
   it("sends every line through one `ip -batch -`", async () => {
     const ip = fakeIp();
-    await new IpRunner(ip.bin).batch([LINES[0] as string, LINES[1] as string]);
+    await new IpRunner({ binary: ip.bin }).batch([LINES[0] as string, LINES[1] as string]);
     expect(ip.calls()).toEqual([{ argv: "-batch -", stdin: `${LINES[0]}\\n${LINES[1]}` }]);
   });
 
   it("does not spawn for an empty plan", async () => {
     const ip = fakeIp();
-    await new IpRunner(ip.bin).batch([]);
+    await new IpRunner({ binary: ip.bin }).batch([]);
     expect(ip.calls()).toEqual([]);
   });
 
   it("names the failed line k (Command failed -:k) with iproute2's words and the table's code", async () => {
     const ip = fakeIp();
-    const err = await rejection(new IpRunner(ip.bin).batch(LINES));
+    const err = await rejection(new IpRunner({ binary: ip.bin }).batch(LINES));
     expect(err).toBeInstanceOf(IpBatchError);
     expect(err).toBeInstanceOf(NetError);
     const e = err as IpBatchError;
@@ -110,7 +112,7 @@ describe("IpRunner.batch", () => {
   ])("maps %j to its kind and code", async (bad, kind, code, words) => {
     const ip = fakeIp();
     const err = (await rejection(
-      new IpRunner(ip.bin).batch([LINES[0] as string, bad]),
+      new IpRunner({ binary: ip.bin }).batch([LINES[0] as string, bad]),
     )) as IpBatchError;
     expect([err.lineIndex, err.line, err.ipMessage, err.kind]).toEqual([1, bad, words, kind]);
     expect(codeOfNetError(err)).toBe(code);
@@ -120,7 +122,7 @@ describe("IpRunner.batch", () => {
     const ip = fakeIp();
     const lines = [LINES[2] as string, "link set dev nope up", LINES[0] as string];
     const err = (await rejection(
-      new IpRunner(ip.bin).batch(lines, { force: true }),
+      new IpRunner({ binary: ip.bin }).batch(lines, { force: true }),
     )) as IpBatchError;
     expect(ip.calls()[0]?.argv).toBe("-force -batch -");
     expect(err.lineIndex).toBe(0);
@@ -130,13 +132,13 @@ describe("IpRunner.batch", () => {
 
   it("prefixes -n NAME when it targets a named netns", async () => {
     const ip = fakeIp();
-    await new IpRunner(ip.bin, "pod-ns").batch([LINES[0] as string]);
+    await new IpRunner({ binary: ip.bin, netns: "pod-ns" }).batch([LINES[0] as string]);
     expect(ip.calls()[0]?.argv).toBe("-n pod-ns -batch -");
   });
 
   it("is INTERNAL with the reason when the binary cannot be run", async () => {
     const err = (await rejection(
-      new IpRunner("/nonexistent/netagent-no-ip").batch([LINES[0] as string]),
+      new IpRunner({ binary: "/nonexistent/netagent-no-ip" }).batch([LINES[0] as string]),
     )) as NetError;
     expect(err).toBeInstanceOf(NetError);
     expect([err.kind, codeOfNetError(err)]).toEqual(["internal", Code.INTERNAL]);
@@ -147,7 +149,7 @@ describe("IpRunner.batch", () => {
 describe("IpRunner reads", () => {
   it("readState: one -batch read of addresses, both families' routes and neighbours", async () => {
     const ip = fakeIp();
-    const state = await new IpRunner(ip.bin).readState();
+    const state = await new IpRunner({ binary: ip.bin }).readState();
     expect(ip.calls()).toEqual([
       {
         argv: "-json -details -batch -",
@@ -167,14 +169,14 @@ describe("IpRunner reads", () => {
 
   it("readRoutes: the main table of both families, in one process", async () => {
     const ip = fakeIp();
-    const routes = await new IpRunner(ip.bin, "pod-ns").readRoutes();
+    const routes = await new IpRunner({ binary: ip.bin, netns: "pod-ns" }).readRoutes();
     expect(ip.calls().map((c) => c.argv)).toEqual(["-n pod-ns -json route show table all"]);
     expect(routes.map((r) => r.family)).toEqual([...Array(9).fill(4), ...Array(9).fill(6)]);
   });
 
   it("is INTERNAL 'unreadable output' when ip's JSON is cut short", async () => {
     const ip = fakeIp("ip-truncated");
-    const err = (await rejection(new IpRunner(ip.bin).readRoutes())) as NetError;
+    const err = (await rejection(new IpRunner({ binary: ip.bin }).readRoutes())) as NetError;
     expect([err.kind, codeOfNetError(err)]).toEqual(["internal", Code.INTERNAL]);
     expect(err.message).toMatch(/route show table all: unreadable output$/);
   });
@@ -198,7 +200,7 @@ function wedgedIp() {
 describe("IpRunner: a wedged ip", () => {
   it("is killed (SIGKILL, reaped) when its run outlasts the timeout, and says so", async () => {
     const ip = wedgedIp();
-    const runner = new IpRunner(ip.bin, undefined, { timeoutMs: 300, perLineMs: 0 });
+    const runner = new IpRunner({ binary: ip.bin, limits: { timeoutMs: 300, perLineMs: 0 } });
     const t0 = performance.now();
     const err = (await rejection(runner.batch([LINES[0] as string]))) as NetError;
     expect(performance.now() - t0).toBeLessThan(10_000);
@@ -211,7 +213,7 @@ describe("IpRunner: a wedged ip", () => {
 
   it("a read is bounded the same way", async () => {
     const ip = wedgedIp();
-    const runner = new IpRunner(ip.bin, undefined, { timeoutMs: 300, perLineMs: 0 });
+    const runner = new IpRunner({ binary: ip.bin, limits: { timeoutMs: 300, perLineMs: 0 } });
     const err = (await rejection(runner.readRoutes())) as NetError;
     expect([err.kind, codeOfNetError(err)]).toEqual(["unavailable", Code.UNAVAILABLE]);
     expect(err.message).toMatch(/^ip route show table all: killed \(SIGKILL\) after 300 ms/);
@@ -219,7 +221,7 @@ describe("IpRunner: a wedged ip", () => {
   });
 
   it("the timeout grows with the batch: base + perLine × lines", () => {
-    const runner = new IpRunner("ip", undefined, { timeoutMs: 1000, perLineMs: 2 });
+    const runner = new IpRunner({ binary: "ip", limits: { timeoutMs: 1000, perLineMs: 2 } });
     expect(runner.timeoutFor(0)).toBe(1000);
     expect(runner.timeoutFor(60_000)).toBe(121_000);
     expect(DEFAULT_IP_LIMITS).toEqual({ timeoutMs: 60_000, perLineMs: 1 });
@@ -227,7 +229,7 @@ describe("IpRunner: a wedged ip", () => {
 
   it("is killed when the call's signal aborts; the error carries the abort's code", async () => {
     const ip = wedgedIp();
-    const runner = new IpRunner(ip.bin);
+    const runner = new IpRunner({ binary: ip.bin });
     const controller = new AbortController();
     const run = rejection(runner.batch([LINES[0] as string], { signal: controller.signal }));
     while (!ip.started()) await new Promise((r) => setTimeout(r, 10));
@@ -240,9 +242,14 @@ describe("IpRunner: a wedged ip", () => {
   });
 
   it("leaves no output file behind (read, failed batch, killed run), in a directory only it can enter", async () => {
-    await new IpRunner(fakeIp().bin).readRoutes();
-    await rejection(new IpRunner(fakeIp().bin).batch(["route replace 10.99.0.0/16 dev nope"]));
-    const wedged = new IpRunner(wedgedIp().bin, undefined, { timeoutMs: 200, perLineMs: 0 });
+    await new IpRunner({ binary: fakeIp().bin }).readRoutes();
+    await rejection(
+      new IpRunner({ binary: fakeIp().bin }).batch(["route replace 10.99.0.0/16 dev nope"]),
+    );
+    const wedged = new IpRunner({
+      binary: wedgedIp().bin,
+      limits: { timeoutMs: 200, perLineMs: 0 },
+    });
     await rejection(wedged.readRoutes());
     const dir = outputDir() as string;
     expect(statSync(dir).mode & 0o777).toBe(0o700);
@@ -254,7 +261,7 @@ describe("IpRunner: a wedged ip", () => {
     const controller = new AbortController();
     controller.abort(new TtrpcError("agent shutting down", Code.UNAVAILABLE));
     const err = (await rejection(
-      new IpRunner(ip.bin).batch([LINES[0] as string], { signal: controller.signal }),
+      new IpRunner({ binary: ip.bin }).batch([LINES[0] as string], { signal: controller.signal }),
     )) as NetError;
     expect([err.kind, codeOfNetError(err)]).toEqual(["aborted", Code.UNAVAILABLE]);
     expect(ip.calls()).toEqual([]);
