@@ -19,8 +19,8 @@
  * Killing is SIGKILL by PID: none of these tools has clean-up worth waiting
  * for, and whoever asked reads the state again once the process is gone.
  */
-import { type Command, commandArgv, spawnEnv } from "./command";
-import { noteStarted } from "./started";
+import type { Command } from "./command";
+import { type Child, startProcess } from "./start-process";
 
 export interface RunOptions extends Command {
   /** Fed whole to standard input (Bun writes it while the process runs); none: no stdin. */
@@ -68,24 +68,24 @@ const EMPTY = new Uint8Array(0);
 export async function runProcess(options: RunOptions): Promise<ProcessResult> {
   const { signal, timeoutMs } = options;
   if (signal?.aborted) return stopped({ kind: "aborted", reason: signal.reason, started: false });
-  const input = options.stdin;
-  let proc: Bun.Subprocess<"ignore" | Uint8Array, "pipe", "pipe">;
+  const { argv, netns, env, stdin: input, stdoutFile } = options;
+  let proc: Child<"ignore" | Uint8Array, "pipe" | { file: string }, "pipe">;
   try {
-    proc = Bun.spawn(commandArgv(options), {
+    proc = startProcess({
+      argv,
+      ...(netns === undefined ? {} : { netns }),
+      ...(env === undefined ? {} : { env }),
       stdin:
         input === undefined ? "ignore" : typeof input === "string" ? Buffer.from(input) : input,
-      stdout: options.stdoutFile === undefined ? "pipe" : Bun.file(options.stdoutFile),
+      stdout: stdoutFile === undefined ? "pipe" : { file: stdoutFile },
       stderr: "pipe",
-      env: spawnEnv(options),
-    }) as Bun.Subprocess<"ignore" | Uint8Array, "pipe", "pipe">;
+    });
   } catch (err) {
     return stopped({
       kind: "not-started",
       error: err instanceof Error ? err : new Error(`${err}`),
     });
   }
-  const ended = noteStarted(options.argv[0] as string);
-  proc.exited.then(ended, ended);
   let stop: ProcessStop | undefined;
   // Reading ends when the process is killed: a child it left may hold the pipes.
   const cut = new AbortController();
@@ -101,24 +101,23 @@ export async function runProcess(options: RunOptions): Promise<ProcessResult> {
   try {
     const maxOut = options.maxOutputBytes ?? Number.POSITIVE_INFINITY;
     const stdout =
-      options.stdoutFile === undefined
-        ? readCapped(proc.stdout, maxOut, cut.signal, () =>
+      proc.stdout === undefined
+        ? Promise.resolve(EMPTY)
+        : readCapped(proc.stdout, maxOut, cut.signal, () =>
             kill({ kind: "output-cap", bytes: maxOut }),
-          )
-        : Promise.resolve(EMPTY);
+          );
     const stderr = readCapped(
       proc.stderr,
       options.maxStderrBytes ?? Number.POSITIVE_INFINITY,
       cut.signal,
     );
     // Reaped: `exited` settles once the child is gone, not merely signalled.
-    const code = await proc.exited;
+    const exit = await proc.exited;
     if (stop === undefined) {
       const [out, err] = await Promise.all([stdout, stderr]);
       // Still under the timer: a child that exited but left its pipes held is cut at the limit.
       if (stop === undefined) {
-        const by = proc.signalCode as NodeJS.Signals | null;
-        const exited: ProcessStop = { kind: "exited", code, signal: by };
+        const exited: ProcessStop = { kind: "exited", ...exit };
         return { stop: exited, stdout: out, stderr: new TextDecoder().decode(err) };
       }
     }

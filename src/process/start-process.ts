@@ -1,10 +1,11 @@
 /**
- * Long-lived children: the resident `ip -batch -` (src/net/ip-resident.ts),
- * the pod monitors (src/host/pod-monitor.ts), `pidwait`
- * (src/host/netns-gone.ts), QEMU (src/host/vm.ts). Started here with the
- * same argv, namespace and environment rules as one-shot runs
- * (command.ts); the owner keeps the handle, decides when it has done its
- * work and kills it by its PID.
+ * The one place a process is started (Bun.spawn), with the argv,
+ * namespace and environment of command.ts, and counted (started.ts).
+ * One-shot runs (run-process.ts) are built on it; long-lived children use
+ * it directly: the resident `ip -batch -` (src/net/ip-resident.ts), the
+ * pod monitors (src/host/pod-monitor.ts), `pidwait`
+ * (src/host/netns-gone.ts), QEMU (src/host/vm.ts). The owner keeps the
+ * handle, decides when it has done its work and kills it by its PID.
  */
 import { Readable, Writable } from "node:stream";
 import type { FileSink } from "bun";
@@ -12,8 +13,12 @@ import { type Command, commandArgv, spawnEnv } from "./command";
 import { noteStarted } from "./started";
 
 type Pipe = "pipe" | "ignore";
+/** A pipe, nothing, or bytes the runtime writes while the child runs. */
+type In = Pipe | Uint8Array;
+/** A pipe, nothing, or a file the child writes to. */
+type Out = Pipe | { file: string };
 
-export interface StartOptions<I extends Pipe, O extends Pipe, E extends Pipe> extends Command {
+export interface StartOptions<I extends In, O extends Out, E extends Pipe> extends Command {
   stdin: I;
   stdout: O;
   stderr: E;
@@ -26,7 +31,7 @@ export interface ChildExit {
 }
 
 /** A running child and its pipes (those asked for). */
-export interface Child<I extends Pipe, O extends Pipe, E extends Pipe> {
+export interface Child<I extends In, O extends Out, E extends Pipe> {
   readonly pid: number;
   readonly stdin: I extends "pipe" ? FileSink : undefined;
   readonly stdout: O extends "pipe" ? ReadableStream<Uint8Array> : undefined;
@@ -43,12 +48,13 @@ export interface Child<I extends Pipe, O extends Pipe, E extends Pipe> {
  * Starts `options.argv`. Throws when the program cannot be executed
  * (missing, not executable), with the runtime's words (ENOENT ...).
  */
-export function startProcess<I extends Pipe, O extends Pipe, E extends Pipe>(
+export function startProcess<I extends In, O extends Out, E extends Pipe>(
   options: StartOptions<I, O, E>,
 ): Child<I, O, E> {
+  const { stdout } = options;
   const proc = Bun.spawn(commandArgv(options), {
     stdin: options.stdin,
-    stdout: options.stdout,
+    stdout: typeof stdout === "string" ? stdout : Bun.file(stdout.file),
     stderr: options.stderr,
     env: spawnEnv(options),
   });
@@ -61,7 +67,7 @@ export function startProcess<I extends Pipe, O extends Pipe, E extends Pipe>(
   return {
     pid: proc.pid,
     stdin: (options.stdin === "pipe" ? proc.stdin : undefined) as Child<I, O, E>["stdin"],
-    stdout: (options.stdout === "pipe" ? proc.stdout : undefined) as Child<I, O, E>["stdout"],
+    stdout: (stdout === "pipe" ? proc.stdout : undefined) as Child<I, O, E>["stdout"],
     stderr: (options.stderr === "pipe" ? proc.stderr : undefined) as Child<I, O, E>["stderr"],
     exited,
     get running() {
