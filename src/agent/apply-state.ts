@@ -14,7 +14,8 @@
  */
 
 import type { DesiredState, FullState } from "../net/full-state";
-import { IpBatchError, type IpRunner } from "../net/ip-runner";
+import { IpBatchError } from "../net/ip-results";
+import type { IpRunner } from "../net/ip-runner";
 import { type ApplyPlan, currentKey, planApply, type SysctlWrite } from "../net/plan-apply";
 import { culpritOf, type LeftOutFields, sysctlField, withoutFields } from "../net/plan-culprit";
 import { planLinkPhase } from "../net/plan-link-phase";

@@ -30,7 +30,9 @@ async function again<T>(read: () => Promise<T>): Promise<T> {
 export function readPodComplete(netns: string, ipBinary?: string): Promise<CompleteRead> {
   return again(async () => {
     const [listings, sysctls, fresh] = await Promise.all([
-      readListings(new IpRunner(ipBinary, netns)),
+      readListings(
+        new IpRunner({ ...(ipBinary === undefined ? {} : { binary: ipBinary }), netns }),
+      ),
       readNetnsSysctlTree(netns),
       readFreshSysctlTree(),
     ]);

@@ -17,7 +17,7 @@ import { lookupText } from "./lookup-compare";
 const MAX_REFUSAL = 512;
 
 export function podDecisions(netns: string, lookups: readonly LookupSpec[]): Promise<Decision[]> {
-  return runLookups(new IpRunner(undefined, netns), lookups);
+  return runLookups(new IpRunner({ netns }), lookups);
 }
 
 export async function guestDecisions(

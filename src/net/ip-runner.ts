@@ -52,12 +52,19 @@ export const KEPT_TABLE_MAX_ROUTES = 20_000;
 type LinksAndRoutes = { links: Omit<Link, "kind">[]; routes: Route[] };
 
 export class IpRunner {
+  /** The executable, its namespace and process slots, for runs beside these (ip-raw.ts). */
+  readonly binary: string;
+  readonly netns: string | undefined;
+  readonly slots: Semaphore | undefined;
   private readonly oneShot: IpOneShot;
   private readonly dispatch: IpDispatch;
   /** readLinksAndRoutes' last text and what it was parsed into (one entry, a few MiB at most). */
   private lastLinksAndRoutes: { text: string; state: LinksAndRoutes } | undefined;
 
   constructor(options: IpRunnerOptions = {}) {
+    this.binary = options.binary ?? "ip";
+    this.netns = options.netns;
+    this.slots = options.slots;
     this.oneShot = new IpOneShot(options);
     this.dispatch = new IpDispatch(this.oneShot, options.session);
   }
