@@ -1,10 +1,10 @@
 /**
  * Where an `ip` run writes its standard output: a file in a directory only
  * this process can enter, read once ip has exited. iproute2 flushes its
- * JSON every route or so, and a pipe hands those to the event loop one
- * ~1 KiB chunk at a time: reading a 10,000-route table that way cost ~50 ms
- * of CPU (and more wall time, ip stalling on the full pipe) against ~4 ms
- * for the same bytes from a file. The guest's /tmp is a tmpfs.
+ * JSON every route or so, and a pipe hands those to the event loop a small
+ * chunk at a time: a large table costs many times the CPU that the same
+ * bytes read once from a file cost, and ip stalls on the full pipe
+ * (bench/README.md, design figures). The guest's /tmp is a tmpfs.
  */
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -10,6 +10,7 @@
 import type { FullState } from "./full-state";
 import { type BatchWork, IpDispatch, type IpWork } from "./ip-dispatch";
 import { type IpLimits, IpOneShot } from "./ip-one-shot";
+import type { RunResult } from "./ip-resident";
 import { batchDocuments, readDocuments } from "./ip-results";
 import type { IpSession } from "./ip-session";
 import type { Link, NetState, Route } from "./model";
@@ -52,19 +53,12 @@ export const KEPT_TABLE_MAX_ROUTES = 20_000;
 type LinksAndRoutes = { links: Omit<Link, "kind">[]; routes: Route[] };
 
 export class IpRunner {
-  /** The executable, its namespace and process slots, for runs beside these (ip-raw.ts). */
-  readonly binary: string;
-  readonly netns: string | undefined;
-  readonly slots: Semaphore | undefined;
   private readonly oneShot: IpOneShot;
   private readonly dispatch: IpDispatch;
   /** readLinksAndRoutes' last text and what it was parsed into (one entry, a few MiB at most). */
   private lastLinksAndRoutes: { text: string; state: LinksAndRoutes } | undefined;
 
   constructor(options: IpRunnerOptions = {}) {
-    this.binary = options.binary ?? "ip";
-    this.netns = options.netns;
-    this.slots = options.slots;
     this.oneShot = new IpOneShot(options);
     this.dispatch = new IpDispatch(this.oneShot, options.session);
   }
@@ -72,6 +66,15 @@ export class IpRunner {
   /** How long a run fed `lines` lines may take before it is killed. */
   timeoutFor(lines: number): number {
     return this.oneShot.timeoutFor(lines);
+  }
+
+  /**
+   * `ip ARGS` (fed `stdin`) as one process of this runner's (its binary,
+   * namespace, slots and limits), its words handed back as iproute2 printed
+   * them: the complete read's listings and the route lookups (ip-raw.ts).
+   */
+  runOnce(args: string[], opts: { stdin?: string; signal?: AbortSignal } = {}): Promise<RunResult> {
+    return this.oneShot.run(args, opts.stdin, opts.signal);
   }
 
   /**

@@ -2,8 +2,9 @@
  * IpSession: one resident `ip -json -details -batch -` that the agent feeds
  * exchanges (change lines, then show lines, then a `# netagent exchange`
  * comment that iproute2 ignores but counts) instead of starting a process
- * per call. Starting ip costs ~3-4 ms a run (exec, libraries, netlink
- * socket); a pod's sync is six runs, each a few netlink messages.
+ * per call. Starting ip (exec, libraries, netlink socket) costs more than
+ * the few netlink messages of each of a pod sync's six runs (bench/README.md,
+ * design figures).
  *
  * An exchange is answered by one newline-terminated JSON document per show
  * line (iproute2 prints each -json listing on one line and flushes it;
