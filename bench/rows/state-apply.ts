@@ -71,7 +71,7 @@ export async function stateApplyRows(pairs: number): Promise<Row[]> {
     await reset();
     const full = await readPodFullState(pod.pod.name);
     const guestState = await c.unary(Network.method.get, {});
-    const request = applyRequestFor(full, guestState, await readFreshDefaults());
+    const { request } = applyRequestFor(full, guestState, await readFreshDefaults());
     // The floor's lines: the plan for the state each run starts from (not timed).
     const floorPlan = async () => {
       const dry = await c.unary(Network.method.apply, { ...request, dryRun: true });
