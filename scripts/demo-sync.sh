@@ -10,6 +10,13 @@
 #   GUEST_ADDR=ADDR scripts/demo-sync.sh      guest = an agent already listening at
 #                                             ADDR (e.g. a VM's channel); no guest netns
 #   POD_MAC=02:..:01 scripts/demo-sync.sh     give the pod's eth0 this MAC (a VM's NIC)
+#   GUEST_READY_FILE=PATH (with GUEST_ADDR)   the guest is up once PATH holds
+#                                             "START_MS CHECK_MS" (scripts/vm.ts
+#                                             --ready-file), waited for up to
+#                                             GUEST_WAIT_S s (30) while GUEST_PID
+#                                             lives; then after the diff prints
+#                                             "== pod network ready: ..." (QEMU
+#                                             start -> EQUAL, beside -> Check)
 #
 # Exit status: that of `netagentctl diff` (0 equal, 1 different), or the
 # failing step's.
@@ -92,7 +99,21 @@ else
   agent_pid=$!
   wait_for 10 test -S "$tmp/agent.sock"
 fi
-wait_for 30 "$CTL" --addr "$addr" --timeout 2 check >/dev/null
+# The VM runner's own Check must not be raced: the agent channel takes one client at a time.
+guest_ready() {
+  [[ -s $GUEST_READY_FILE ]] && return 0
+  if [[ -n ${GUEST_PID:-} ]] && ! kill -0 "$GUEST_PID" 2>/dev/null; then
+    echo "demo-sync: the guest's runner exited before Check answered" >&2
+    exit 1
+  fi
+  return 1
+}
+if [[ -n ${GUEST_READY_FILE:-} ]]; then
+  wait_for "${GUEST_WAIT_S:-30}" guest_ready
+  read -r qemu_start_ms check_ms <"$GUEST_READY_FILE"
+else
+  wait_for 30 "$CTL" --addr "$addr" --timeout 2 check >/dev/null
+fi
 
 step "netagentctl sync --netns $pod --addr $addr"
 "$CTL" --addr "$addr" sync --netns "$pod"
@@ -107,4 +128,13 @@ set +e
 "$CTL" --addr "$addr" diff --netns "$pod"
 status=$?
 set -e
+if [[ -n ${qemu_start_ms:-} ]]; then
+  ms=$(($(date +%s%3N) - qemu_start_ms))
+  secs() { printf '%d.%02d' $(($1 / 1000)) $(($1 % 1000 / 10)); }
+  if ((status == 0)); then
+    echo "== pod network ready: $(secs "$ms") s after QEMU start (first Check $(secs "$check_ms") s; sync and diff after it)"
+  else
+    echo "== pod network not ready: diff not EQUAL $(secs "$ms") s after QEMU start (first Check $(secs "$check_ms") s)"
+  fi
+fi
 exit "$status"

@@ -8,8 +8,9 @@
 #
 #   bash scripts/demo.sh            the main job, explained step by step
 #   bash scripts/demo.sh --quiet    the same work; prints the runner's choice of
-#                                   accelerator, the side-by-side tables and the
-#                                   verdict (everything, on failure)
+#                                   accelerator, the side-by-side tables, the
+#                                   verdict and the pod-network-ready time
+#                                   (everything, on failure)
 #   NETAGENT_ACCEL=auto|kvm|tcg     the accelerator (default auto: KVM only when
 #                                   it really runs a guest, else TCG)
 #
@@ -28,6 +29,7 @@ case "${1:-}" in
   if ((status == 0)) && grep -q "^verdict: EQUAL" "$out"; then
     grep -E "^== (acceleration|KVM guest given up):" "$out" || true
     sed -n '/== netagentctl diff/,$p' "$out" | sed -n '/== netagentctl diff/,/^verdict:/p'
+    grep -E "^== pod network ready:" "$out" || true
   else
     cat "$out"
     echo "demo: failed (exit status $status)" >&2
@@ -48,32 +50,34 @@ npm run rootfs
 
 MAC=02:00:00:00:0a:01
 log=$(mktemp /tmp/netagent-demo-vm.XXXXXX.log)
+ready=$(mktemp -u /tmp/netagent-demo-ready.XXXXXX)
 bun=node_modules/.bin/bun
-"$bun" scripts/vm.ts --mac "$MAC" 2>"$log" &
+"$bun" scripts/vm.ts --mac "$MAC" --timeout 600 --ready-file "$ready" 2>"$log" &
 vm=$!
 stop_vm() {
   kill -TERM "$vm" 2>/dev/null || true
   wait "$vm" 2>/dev/null || true
   cat "$log" >&2
-  rm -f "$log"
+  rm -f "$log" "$ready"
 }
 trap stop_vm EXIT
 
+# The pod is wired while the guest boots, as a runtime's CNI runs before its
+# sandbox is up; demo-sync.sh syncs it once the runner has seen Check answer
+# (the ready file) and prints QEMU start -> EQUAL beside QEMU start -> Check.
 echo "== booting the guest (QEMU: about 1 s with KVM, 20-60 s under TCG)"
 addr=""
-for _ in $(seq 600); do
-  if grep -q "drive it:" "$log"; then
-    addr=$(sed -n 's/^vm: agent: //p' "$log" | head -1)
-    break
-  fi
+for _ in $(seq 100); do
+  addr=$(sed -n 's/^vm: agent: //p' "$log" | head -1)
+  [[ -z $addr ]] || break
   kill -0 "$vm" 2>/dev/null || break
-  sleep 0.5
+  sleep 0.1
 done
-[[ -n $addr ]] || { echo "demo: the guest did not come up" >&2; exit 1; }
+[[ -n $addr ]] || { echo "demo: the VM runner did not start QEMU" >&2; exit 1; }
 # The runner's own words on which accelerator it chose and why (and a fallback).
 sed -n 's/^vm: \(acceleration: .*\)/== \1/p; s/^vm: \(KVM guest given up: .*\)/== \1/p' "$log"
 echo "== guest agent at $addr"
-./dist/netagentctl --addr "$addr" version
 
 echo "== the pod, and sync into the guest"
-GUEST_ADDR=$addr POD_MAC=$MAC bash scripts/demo-sync.sh
+GUEST_ADDR=$addr GUEST_READY_FILE=$ready GUEST_PID=$vm GUEST_WAIT_S=600 POD_MAC=$MAC \
+  bash scripts/demo-sync.sh

@@ -3,9 +3,11 @@
  * dist/guest-arm64 under qemu-system-aarch64) under QEMU, prints the
  * address to drive the agent at, waits until Check answers, and keeps the
  * VM up until ^C / SIGTERM (or, with --console, ^] typed in the console).
+ * With --ready-file, the time of QEMU's start and of the first Check go to
+ * a file once Check answers (the demo's pod-network-ready figure).
  * Exit codes: 0 clean stop, 1 the guest did not come up, 2 usage.
  */
-import { createWriteStream } from "node:fs";
+import { createWriteStream, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAccelMode } from "../src/host/accel";
@@ -32,6 +34,9 @@ const USAGE = `usage: npm run vm -- [options]
   --log-level LEVEL  agent.log=LEVEL
   --kernel-messages  do not boot with quiet
   --timeout S        how long to wait for Check (default 180)
+  --ready-file PATH  once Check answers, write "START_MS CHECK_MS" there:
+                     QEMU's start in ms since the epoch, and the ms from it
+                     to the first answered Check (written whole, by rename)
   --mode MODE        image (the default: read-only root image mapped with
                      DAX, dist/guest/boot-image.json; on arm64 on virtio-blk,
                      without DAX) or initramfs (everything in the initramfs,
@@ -47,6 +52,7 @@ function parse(argv: string[]) {
   let attach = false;
   let timeoutS = 180;
   let bootFile: string | undefined;
+  let readyFile: string | undefined;
   let mode: "image" | "initramfs" | undefined;
   let arch = GUEST_ARCHES.x86_64;
   for (let i = 0; i < argv.length; i++) {
@@ -67,6 +73,7 @@ function parse(argv: string[]) {
     else if (a === "--log-level") options.logLevel = value();
     else if (a === "--kernel-messages") options.kernelMessages = true;
     else if (a === "--timeout") timeoutS = Number(value());
+    else if (a === "--ready-file") readyFile = value();
     else if (a === "--kernel") options.kernel = value();
     else if (a === "--initrd") options.initrd = value();
     else if (a === "--boot") bootFile = value();
@@ -82,7 +89,7 @@ function parse(argv: string[]) {
   if (!(timeoutS > 0)) throw new Error("--timeout: expected seconds > 0");
   if (arch.name !== "x86_64") options.arch = arch.name;
   bootFile ??= bootJsonPath(mode, arch.guestDir);
-  return { options, attach, timeoutS, bootFile };
+  return { options, attach, timeoutS, bootFile, readyFile };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -97,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const { options, attach, timeoutS, bootFile } = parsed;
+  const { options, attach, timeoutS, bootFile, readyFile } = parsed;
   try {
     options.boot = loadBootSpec(bootFile);
   } catch (err) {
@@ -148,6 +155,11 @@ async function main(argv: string[]): Promise<number> {
     } else {
       const ms = await vm.waitForAgent(timeoutS * 1000);
       say(`Check answered ${(ms / 1000).toFixed(2)} s after QEMU start`);
+      if (readyFile) {
+        const startMs = Math.round(Date.now() - vm.elapsed());
+        writeFileSync(`${readyFile}.tmp`, `${startMs} ${Math.round(ms)}\n`);
+        renameSync(`${readyFile}.tmp`, readyFile);
+      }
       say(`drive it: dist/netagentctl --addr ${vm.agentAddress} check`);
     }
   } catch (err) {

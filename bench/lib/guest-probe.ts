@@ -3,17 +3,24 @@
  * description under QEMU with the debug shell, waits for the first answered
  * Check, lets the agent sit idle, then reads /proc/meminfo and the agent's
  * status inside the guest (through the serial console, not the agent) and
- * the QEMU process's Pss on the host (/proc/PID/smaps_rollup). VMs are
- * stopped by their own PID.
+ * the QEMU process's Pss on the host (/proc/PID/smaps_rollup). With a pod
+ * (pod-ready.ts), the guest is synced to it right after the first Check and
+ * the figures are read after that. VMs are stopped by their own PID.
  */
 import { readFileSync } from "node:fs";
 import { SHELL_PROMPT } from "../../rootfs/manifest";
 import type { BootSpec } from "../../src/host/boot-spec";
 import { Vm } from "../../src/host/vm";
+import type { PtpPod } from "../../test/host/helpers";
+import { readyPod, syncUntilEqual } from "./pod-ready";
 
 export interface GuestFigures {
   /** QEMU spawned -> first answered Check, ms. */
   firstCheckMs: number;
+  /** QEMU spawned -> the guest equal to the ptp pod (sync, diff EQUAL), ms; NaN without a pod. */
+  podReadyMs: number;
+  /** The accelerator the guest ran under (the runner's probes, not /dev/kvm's existence). */
+  kvm: boolean;
   memTotalKiB: number;
   memAvailableKiB: number;
   /** MemTotal - MemAvailable. */
@@ -59,16 +66,23 @@ export function mappedRssKiB(pid: number, file: string): number {
   return sum;
 }
 
-/** A booted guest with the agent answering and its shell at the prompt. */
-export async function bootGuest(
-  boot: BootSpec,
-  mac: string,
-): Promise<{ vm: Vm; firstCheckMs: number }> {
+export interface BootedGuest {
+  vm: Vm;
+  firstCheckMs: number;
+  podReadyMs: number;
+}
+
+/**
+ * A booted guest with the agent answering and its shell at the prompt;
+ * with `pod` (wired before QEMU starts), synced to it first.
+ */
+export async function bootGuest(boot: BootSpec, mac: string, pod?: PtpPod): Promise<BootedGuest> {
   const vm = await Vm.start({ boot, mac, debugConsole: true });
   try {
     const firstCheckMs = await vm.waitForAgent(BOOT_TIMEOUT_MS);
+    const podReadyMs = pod ? await syncUntilEqual(vm, pod) : Number.NaN;
     await vm.console.waitFor(SHELL_PROMPT, BOOT_TIMEOUT_MS);
-    return { vm, firstCheckMs };
+    return { vm, firstCheckMs, podReadyMs };
   } catch (err) {
     await vm.stop();
     throw err;
@@ -76,11 +90,8 @@ export async function bootGuest(
 }
 
 /** Reads the figures of a running guest (its agent idle by now). */
-export async function readGuest(
-  vm: Vm,
-  firstCheckMs: number,
-  image?: string,
-): Promise<GuestFigures> {
+export async function readGuest(guest: BootedGuest, image?: string): Promise<GuestFigures> {
+  const { vm, firstCheckMs, podReadyMs } = guest;
   const mem = parseKiB((await vm.console.run("cat /proc/meminfo")).lines.join("\n"));
   const st = parseKiB(
     (await vm.console.run("cat /proc/$(pidof netagent)/status")).lines.join("\n"),
@@ -89,6 +100,8 @@ export async function readGuest(
   const available = field(mem, "MemAvailable", "meminfo");
   return {
     firstCheckMs,
+    podReadyMs,
+    kvm: vm.config.kvm,
     memTotalKiB: total,
     memAvailableKiB: available,
     usedKiB: total - available,
@@ -101,26 +114,37 @@ export async function readGuest(
   };
 }
 
-/** Boots `count` guests of one boot description side by side, idles, reads all, stops all. */
+/**
+ * Boots `count` guests of one boot description side by side, idles, reads
+ * all, stops all. With `withPod` each gets a ptp pod of its own, wired
+ * before its QEMU starts (one guest at a time: the pods share a subnet).
+ */
 export async function measureGuests(
   boot: BootSpec,
   count: number,
   idleMs: number,
+  withPod = false,
 ): Promise<GuestFigures[]> {
+  if (withPod && count !== 1) throw new Error("measureGuests: a pod for one guest only");
   const macs = Array.from(
     { length: count },
     (_, i) => `52:54:00:0b:00:${(i + 1).toString(16).padStart(2, "0")}`,
   );
-  const started = await Promise.allSettled(macs.map((mac) => bootGuest(boot, mac)));
-  const vms = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const pod = withPod ? await readyPod(macs[0] as string) : undefined;
   try {
-    const failed = started.find((s) => s.status === "rejected");
-    if (failed) throw (failed as PromiseRejectedResult).reason;
-    await Bun.sleep(idleMs);
-    const out: GuestFigures[] = [];
-    for (const { vm, firstCheckMs } of vms) out.push(await readGuest(vm, firstCheckMs, boot.image));
-    return out;
+    const started = await Promise.allSettled(macs.map((mac) => bootGuest(boot, mac, pod)));
+    const guests = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+    try {
+      const failed = started.find((s) => s.status === "rejected");
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      await Bun.sleep(idleMs);
+      const out: GuestFigures[] = [];
+      for (const guest of guests) out.push(await readGuest(guest, boot.image));
+      return out;
+    } finally {
+      await Promise.all(guests.map(({ vm }) => vm.stop()));
+    }
   } finally {
-    await Promise.all(vms.map(({ vm }) => vm.stop()));
+    await pod?.remove();
   }
 }

@@ -2,10 +2,13 @@
  * Row 9: the guest in a real VM, image mode (read-only erofs root on
  * virtio-pmem with DAX, dist/guest/boot-image.json) against initramfs mode
  * (boot-initramfs.json), booted alternately A B / B A in one run. Each boot:
- * QEMU start -> first answered Check, then the agent idle for a while, then
+ * QEMU start -> first answered Check, then the guest synced to a real CNI
+ * ptp pod wired before QEMU started (QEMU start -> diff EQUAL: pod network
+ * ready, lib/pod-ready.ts), then the agent idle for a while, then
  * the guest's /proc/meminfo and the agent's status read through the serial
  * console, and QEMU's Pss on the host. Then two VMs of each mode side by
- * side from the same files: the sum of their Pss against twice one VM's.
+ * side from the same files (no pod): the sum of their Pss against twice one VM's.
+ * The rows say whether the guests ran under KVM or TCG (the runner's probes).
  * Under TCG a boot takes tens of seconds: runnable alone with
  * `bun bench/run.ts --rows 9` (or `npm run bench -- --rows 9`).
  */
@@ -28,12 +31,21 @@ export interface VmRowOptions {
 }
 
 const mib = (kib: number) => kib / 1024;
+/** The figures that are numbers. */
+type Figure = {
+  [K in keyof GuestFigures]: GuestFigures[K] extends number ? K : never;
+}[keyof GuestFigures];
 
 /** measureGuests, tried again (twice at most) when a boot fails: one lost boot must not lose the row. */
-async function measure(boot: BootSpec, count: number, idleMs: number): Promise<GuestFigures[]> {
+async function measure(
+  boot: BootSpec,
+  count: number,
+  idleMs: number,
+  withPod = false,
+): Promise<GuestFigures[]> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await measureGuests(boot, count, idleMs);
+      return await measureGuests(boot, count, idleMs, withPod);
     } catch (err) {
       const line = String((err as Error).message).split("\n")[0];
       process.stderr.write(`bench: vm boot failed (attempt ${attempt}): ${line}\n`);
@@ -51,7 +63,7 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
   const single: Record<Mode, GuestFigures[]> = { image: [], initramfs: [] };
   for (let i = 0; i < opts.boots; i++) {
     for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
-      const [f] = await measure(boot[mode], 1, opts.idleMs);
+      const [f] = await measure(boot[mode], 1, opts.idleMs, true);
       single[mode].push(f as GuestFigures);
       process.stderr.write(`bench: vm ${mode} boot ${i + 1}: ${JSON.stringify(f)}\n`);
     }
@@ -67,7 +79,7 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
     }
   }
 
-  const of = (mode: Mode, k: keyof GuestFigures) => single[mode].map((f) => f[k]);
+  const of = (mode: Mode, k: Figure) => single[mode].map((f) => f[k]);
   const command = `bun bench/run.ts --rows 9 --vm-boots ${opts.boots} --vm-pairs ${opts.pairs} --vm-idle-ms ${opts.idleMs}`;
   const base = {
     referenceWhat: "initramfs mode",
@@ -80,7 +92,7 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
   const compare = (
     id: string,
     what: string,
-    key: keyof GuestFigures,
+    key: Figure,
     unit: string,
     scale: (x: number) => number,
     goal?: { text: string; met: (ratio: number) => boolean },
@@ -103,6 +115,12 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
     };
   };
   const memTotal = `MemTotal image ${of("image", "memTotalKiB").join("/")} kB, initramfs ${of("initramfs", "memTotalKiB").join("/")} kB (512 MiB guests; image mode boots with swiotlb=noforce)`;
+  const kvm = [...single.image, ...single.initramfs].map((f) => f.kvm);
+  const accelNote = kvm.every(Boolean)
+    ? "accelerator: KVM (every boot)"
+    : kvm.some(Boolean)
+      ? `accelerator: KVM in ${kvm.filter(Boolean).length} of ${kvm.length} boots, else TCG`
+      : "accelerator: TCG -cpu max (no working KVM on this host: the runner's probes)";
   const firstCheckRatios = single.image.map(
     (f, i) => f.firstCheckMs / (single.initramfs[i] as GuestFigures).firstCheckMs,
   );
@@ -147,7 +165,7 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
     {
       ...compare(
         "9a",
-        "guest memory used after boot, agent idle (MemTotal - MemAvailable)",
+        "guest memory used after boot and the pod's sync, agent idle (MemTotal - MemAvailable)",
         "usedKiB",
         "MiB",
         mib,
@@ -168,7 +186,21 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
         met: (r) => r <= 1.1,
       }),
       ratioStats: summarize(firstCheckRatios),
-      notes: ["ratio: median(image) / median(initramfs); ratioStats: per-pair ratios"],
+      notes: ["ratio: median(image) / median(initramfs); ratioStats: per-pair ratios", accelNote],
+    },
+    {
+      ...compare(
+        "9j",
+        "QEMU start -> guest equal to a ptp pod (boot, Check, sync, diff EQUAL)",
+        "podReadyMs",
+        "ms",
+        (x) => x,
+      ),
+      notes: [
+        `first answered Check beside it (9f), median: image ${Math.round(median(of("image", "firstCheckMs")))} ms, initramfs ${Math.round(median(of("initramfs", "firstCheckMs")))} ms`,
+        "the pod (CNI ptp, host-local) is wired before QEMU starts; sync and diff are netagentctl's",
+        accelNote,
+      ],
     },
     compare("9g", "host Pss of one VM (QEMU process)", "qemuPssKiB", "MiB", mib),
     {
