@@ -29,9 +29,12 @@ import {
   SCOPE_UNIVERSE,
   TABLE_MAIN,
 } from "../net/vocabulary/routes";
+import { RULE_ACTION_ATTRS } from "../net/vocabulary/rule-attrs";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { ROUTE_TYPE_NAMES, RULE_ACTION_NAMES } from "../wire/state-map";
+import { ATTR_LIMITS } from "./validate-attrs";
 import { invalid, validateMac, validateName } from "./validate-fields";
+import { ruleAttrs } from "./validate-rule-attrs";
 
 export const LIMITS = {
   interfaces: 256,
@@ -39,6 +42,7 @@ export const LIMITS = {
   rules: 10_000,
   neighbors: 10_000,
   sysctls: 4_096,
+  ...ATTR_LIMITS,
 } as const;
 
 function ip(field: string, value: string, family?: Family): ParsedIp {
@@ -140,6 +144,8 @@ function rule(f: string, r: WireRule): Rule {
     throw invalid(`${f}.fwmask`, r.fwmask, "is given without a fwmark");
   if (action !== "lookup" && r.table !== 0)
     throw invalid(`${f}.table`, r.table, `is given for a ${action} rule`);
+  const attrs = ruleAttrs(f, r, action, fam);
+  const acts = attrs?.some(([n]) => RULE_ACTION_ATTRS.includes(n)) === true;
   return {
     family: fam,
     priority: r.priority,
@@ -150,7 +156,8 @@ function rule(f: string, r: WireRule): Rule {
     ...(r.oif ? { oif: r.oif } : {}),
     ...(r.fwmark || r.fwmask ? { fwmark: { mark: r.fwmark, mask: r.fwmask || 0xffffffff } } : {}),
     action,
-    table: action === "lookup" ? r.table || TABLE_MAIN : 0,
+    table: action === "lookup" && !acts ? r.table || TABLE_MAIN : 0,
+    ...(attrs ? { attrs } : {}),
   };
 }
 

@@ -19,6 +19,7 @@ import { IPFamily, type Route as KataRoute } from "../gen/types_pb";
 import { defaultDst, type Family } from "../net/address";
 import type { Route } from "../net/model";
 import type { Rule } from "../net/rules";
+import { attrWords } from "../net/vocabulary/attrs";
 import {
   DEFAULT_PROTOCOL,
   DEFAULT_ROUTE_TYPE,
@@ -28,6 +29,7 @@ import {
   scopeName,
   TABLE_MAIN,
 } from "../net/vocabulary/routes";
+import { RULE_ACTION_ATTRS, RULE_ATTRS } from "../net/vocabulary/rule-attrs";
 import { ROUTE_TYPE_NAMES, RULE_ACTION_NAMES } from "../wire/state-map";
 
 /** A route as far as a message tells it: the model's fields, most of them optional. */
@@ -110,7 +112,10 @@ export type RuleView = Omit<Rule, "action" | "other"> & {
   extra?: readonly string[];
 };
 
-/** `PRIORITY: [(v6)] [not] from SRC|all [to DST] [iif I] [oif O] [fwmark M/K] lookup TABLE|ACTION`. */
+/**
+ * `PRIORITY: [(v6)] [not] from SRC|all [to DST] [iif I] [oif O] [fwmark M/K] [ATTRIBUTES]
+ * lookup TABLE|ACTION` (an attribute may be the action: goto, nop, l3mdev).
+ */
 export function ruleWords(r: RuleView): string {
   const t: string[] = [`${r.priority}:`];
   if (r.family === 6) t.push("(v6)");
@@ -120,7 +125,10 @@ export function ruleWords(r: RuleView): string {
   if (r.iif) t.push("iif", r.iif);
   if (r.oif) t.push("oif", r.oif);
   if (r.fwmark) t.push("fwmark", `0x${r.fwmark.mark.toString(16)}/0x${r.fwmark.mask.toString(16)}`);
-  if (r.action === "lookup") t.push("lookup", formatTable(r.table || TABLE_MAIN));
+  t.push(...attrWords(RULE_ATTRS, r.attrs));
+  if (r.attrs?.some(([n]) => RULE_ACTION_ATTRS.includes(n))) {
+    // goto, nop or l3mdev is the action
+  } else if (r.action === "lookup") t.push("lookup", formatTable(r.table || TABLE_MAIN));
   else if (r.action) t.push(r.action);
   if (r.extra) t.push(...r.extra);
   return t.join(" ");
@@ -139,6 +147,7 @@ export function stateRuleView(r: StateRule): RuleView {
     ...(r.fwmark || r.fwmask ? { fwmark: { mark: r.fwmark, mask: r.fwmask } } : {}),
     action: RULE_ACTION_NAMES[r.action] ?? String(r.action),
     table: r.table,
+    ...(r.attrs.length ? { attrs: r.attrs.map((a) => [a.name, a.value] as const) } : {}),
   };
 }
 

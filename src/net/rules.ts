@@ -15,6 +15,7 @@
  */
 import { type Family, familyOf, maxPrefix, networkText, parseIp } from "./address";
 import { batchLine } from "./render-batch";
+import { type Attr, attrsText, attrWords, readAttrs } from "./vocabulary/attrs";
 import {
   formatTable,
   parseTable,
@@ -22,6 +23,12 @@ import {
   TABLE_LOCAL,
   TABLE_MAIN,
 } from "./vocabulary/routes";
+import {
+  RULE_ACTION_ATTRS,
+  RULE_ATTR_KEYS,
+  RULE_ATTRS,
+  RULE_JSON_KEYS,
+} from "./vocabulary/rule-attrs";
 
 export type RuleAction = "lookup" | "blackhole" | "unreachable" | "prohibit";
 
@@ -38,19 +45,23 @@ export interface Rule {
   /** fwmark with its mask (0xffffffff when the rule gave none). */
   fwmark?: { mark: number; mask: number };
   action: RuleAction;
-  /** The table looked up; 0 when the action is not lookup. */
+  /** The table looked up; 0 when the action is not lookup, or an attribute is the action (goto, nop, l3mdev). */
   table: number;
-  /** Selectors this model does not carry (read only, e.g. suppress_prefixlen): such a rule is never equal to a desired one. */
+  /** Everything else, canonical: vocabulary/rule-attrs.ts. */
+  attrs?: Attr[];
+  /** What `ip` showed that this model does not carry (read only): such a rule is never equal to a desired one. */
   other?: string[];
 }
 
-/** The rules a fresh namespace has: IPv4 local/main/default, IPv6 local/main. */
+const KERNEL: Attr[] = [["protocol", "kernel"]];
+
+/** The rules a fresh namespace has: IPv4 local/main/default, IPv6 local/main (made by the kernel). */
 export const DEFAULT_RULES: readonly Rule[] = [
-  { family: 4, priority: 0, not: false, action: "lookup", table: TABLE_LOCAL },
-  { family: 4, priority: 32766, not: false, action: "lookup", table: TABLE_MAIN },
-  { family: 4, priority: 32767, not: false, action: "lookup", table: TABLE_DEFAULT },
-  { family: 6, priority: 0, not: false, action: "lookup", table: TABLE_LOCAL },
-  { family: 6, priority: 32766, not: false, action: "lookup", table: TABLE_MAIN },
+  { family: 4, priority: 0, not: false, action: "lookup", table: TABLE_LOCAL, attrs: KERNEL },
+  { family: 4, priority: 32766, not: false, action: "lookup", table: TABLE_MAIN, attrs: KERNEL },
+  { family: 4, priority: 32767, not: false, action: "lookup", table: TABLE_DEFAULT, attrs: KERNEL },
+  { family: 6, priority: 0, not: false, action: "lookup", table: TABLE_LOCAL, attrs: KERNEL },
+  { family: 6, priority: 32766, not: false, action: "lookup", table: TABLE_MAIN, attrs: KERNEL },
 ];
 
 /** Marks a line for `ip -6 -batch -` instead of the family-less batch. */
@@ -59,29 +70,8 @@ export const IPV6_BATCH = "-6 ";
 /** Every attribute that makes two rules the same rule. */
 export function ruleIdentity(r: Rule): string {
   const mark = r.fwmark ? `${r.fwmark.mark}/${r.fwmark.mask}` : "";
-  return `${r.family} ${r.priority} ${r.not} ${r.src ?? ""} ${r.dst ?? ""} ${r.iif ?? ""} ${r.oif ?? ""} ${mark} ${r.action} ${r.table} ${(r.other ?? []).join(",")}`;
+  return `${r.family} ${r.priority} ${r.not} ${r.src ?? ""} ${r.dst ?? ""} ${r.iif ?? ""} ${r.oif ?? ""} ${mark} ${r.action} ${r.table} ${attrsText(r.attrs)} ${(r.other ?? []).join(",")}`;
 }
-
-const KNOWN = new Set([
-  "priority",
-  "src",
-  "srclen",
-  "dst",
-  "dstlen",
-  "not",
-  "fwmark",
-  "fwmask",
-  "iif",
-  "oif",
-  "table",
-  "action",
-  // who made the rule (kernel, boot, ...): not part of what it does
-  "protocol",
-  // the iif/oif device does not exist (here): the kernel keeps the rule, which
-  // matches once a device of that name comes; the same rule either way
-  "iif_detached",
-  "oif_detached",
-]);
 
 type Json = Record<string, unknown>;
 
@@ -102,8 +92,20 @@ export function parseRules(doc: unknown, family: Family): Rule[] {
     const r = raw as Json;
     if (typeof r.priority !== "number") continue;
     const other = Object.keys(r)
-      .filter((k) => !KNOWN.has(k))
+      .filter((k) => !RULE_JSON_KEYS.has(k))
       .map((k) => `${k}=${JSON.stringify(r[k])}`);
+    // A value the table cannot carry (a name from the host's own files) is
+    // not carried: without it the rule would match more than it does.
+    const attrs = readAttrs(RULE_ATTRS, r).filter(([n, v]) => {
+      if (RULE_ATTRS.get(n)?.grammar.test(v)) return true;
+      other.push(`${n}=${v}`);
+      return false;
+    });
+    for (const [name, keys] of Object.entries(RULE_ATTR_KEYS)) {
+      const present = keys.filter((k) => k in r);
+      if (present.length > 0 && RULE_ATTRS.get(name)?.read(r) === undefined)
+        other.push(...present.map((k) => `${k}=${JSON.stringify(r[k])}`));
+    }
     const action = typeof r.action === "string" ? r.action : "lookup";
     if (!["lookup", "blackhole", "unreachable", "prohibit"].includes(action)) {
       other.push(`action=${action}`);
@@ -125,6 +127,7 @@ export function parseRules(doc: unknown, family: Family): Rule[] {
           ? "lookup"
           : (action as RuleAction),
       table: action === "lookup" ? (table ?? 0) : 0,
+      ...(attrs.length ? { attrs } : {}),
       ...(other.length ? { other } : {}),
     };
     if (typeof r.fwmark === "string") {
@@ -145,6 +148,9 @@ function ruleArgs(r: Rule): (string | number)[] {
   if (r.iif) t.push("iif", r.iif);
   if (r.oif) t.push("oif", r.oif);
   if (r.fwmark) t.push("fwmark", `0x${r.fwmark.mark.toString(16)}/0x${r.fwmark.mask.toString(16)}`);
+  const actionAttr = r.attrs?.some(([n]) => RULE_ACTION_ATTRS.includes(n));
+  t.push(...attrWords(RULE_ATTRS, r.attrs));
+  if (actionAttr) return t;
   if (r.action === "lookup") t.push("lookup", formatTable(r.table));
   else t.push(r.action);
   return t;

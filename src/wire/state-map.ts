@@ -99,6 +99,7 @@ export function ruleToWire(r: Rule): ProtoRule {
     table: r.table,
     action: RULE_ACTIONS[r.action],
     not: r.not,
+    attrs: (r.attrs ?? []).map(([name, value]) => ({ name, value })),
   });
 }
 

@@ -56,4 +56,68 @@ describe("issue 22 item 2: links, addresses, rules, neighbours, sysctls", () => 
     expect(await procSys(pod, path)).toBe("2");
     expect(await procSys(guest.ns, path)).toBe("2");
   });
+
+  it("rules: ipproto, ports and ranges, uidrange, tos, goto, nop, suppress_*, l3mdev, realms, protocol, an absent iif/oif", async () => {
+    const { pod, guest } = await setUp();
+    await pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
+    const v4 = [
+      [
+        "priority",
+        "110",
+        "from",
+        "10.0.0.0/8",
+        "ipproto",
+        "tcp",
+        "sport",
+        "1000-2000",
+        "dport",
+        "80",
+        "lookup",
+        "100",
+      ],
+      ["priority", "111", "uidrange", "1000-2000", "tos", "0x10", "lookup", "100"],
+      ["priority", "112", "dsfield", "0x08", "goto", "120"],
+      ["priority", "113", "nop"],
+      ["priority", "114", "lookup", "main", "suppress_prefixlength", "0"],
+      ["priority", "115", "lookup", "main", "suppress_ifgroup", "5"],
+      ["priority", "116", "l3mdev"],
+      ["priority", "117", "realms", "3/4", "lookup", "100"],
+      ["priority", "118", "protocol", "static", "iif", "tun9", "lookup", "100"],
+      ["priority", "119", "oif", "nic9", "ipproto", "17", "dport", "53", "lookup", "100"],
+      ["priority", "120", "fwmark", "0x10/0xff", "lookup", "100"],
+    ];
+    for (const r of v4) await pod.ip("rule", "add", ...r);
+    await pod.ip(
+      "-6",
+      "rule",
+      "add",
+      "priority",
+      "121",
+      "from",
+      "fd00::/8",
+      "ipproto",
+      "ipv6-icmp",
+      "lookup",
+      "100",
+    );
+    await pod.ip(
+      "-6",
+      "rule",
+      "add",
+      "priority",
+      "122",
+      "sport",
+      "5",
+      "protocol",
+      "bgp",
+      "blackhole",
+    );
+    const s = await sync(guest, pod);
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect(s.stdout).not.toContain("not mirrored");
+    for (const fam of [[], ["-6"]]) {
+      const read = (ns: Netns) => ns.json<unknown[]>(...fam, "rule", "show");
+      expect(await read(guest.ns), `rules ${fam.join("")}`).toEqual(await read(pod));
+    }
+  });
 });
