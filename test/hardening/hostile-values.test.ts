@@ -239,10 +239,11 @@ describe("hostile values never reach iproute2", () => {
       console.log(`100,000 routes applied in ${took} ms`);
     }
     expect(expectOneCommandEach(from)).toBeGreaterThanOrEqual(n);
-    // And all of them go again in one call.
+    // And all of them go again in one call. (The test's own limit is the two
+    // calls' limits: on a loaded 2-core machine each takes over a minute.)
     await updateRoutes([], 100_000);
     expect(
       (await ns.ip("route", "show", "table", "main")).split("\n").filter((l) => l.includes("via")),
     ).toEqual([]);
-  }, 110_000);
+  }, 230_000);
 });
