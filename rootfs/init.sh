@@ -103,9 +103,13 @@ cmdline_flag() {
 # OUT, with a clean environment holding only PATH and the JIT switch. The
 # kernel hands init every NAME=value word of its command line it does not
 # understand, so init's environment is the command line's: none of it may
-# reach the agent (BUN_*, LD_*, NETAGENT_*, ...).
+# reach the agent (BUN_*, LD_*, NETAGENT_*, ...). Through setsid (in place:
+# this subshell leads no group), so the agent leads its own session and
+# process group, where every ip it starts stays: should it die mid-change,
+# the next one finds what it left by that group. With the JIT off the agent
+# cannot make the group itself (bun:ffi needs the JIT).
 run_agent() {
-	exec env -i PATH="$PATH" BUN_JSC_useJIT="$2" "$AGENT" </dev/null >>"$1" 2>&1
+	exec env -i PATH="$PATH" BUN_JSC_useJIT="$2" setsid "$AGENT" </dev/null >>"$1" 2>&1
 }
 
 # supervise_agent: runs netagent until told to stop; a run that ends is

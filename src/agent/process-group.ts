@@ -7,7 +7,9 @@
  * terminal's foreground group it would no longer get ^C. Then the record
  * names no group and a restart cannot wait for the processes left behind
  * (logged); the guest's init and service managers start it without a
- * terminal.
+ * terminal. The guest's init starts it through setsid (rootfs/init.sh):
+ * under TCG the JIT is off and bun:ffi with it, so the agent could not make
+ * the group itself there.
  */
 import { dlopen, FFIType } from "bun:ffi";
 import { closeSync, openSync } from "node:fs";

@@ -48,6 +48,23 @@ describe("record-file", () => {
     expect(decodeRecord(bytes)).toEqual({ ok: true, body: { a: [1, 2, 3], text: "é ✓" } });
   });
 
+  it("writes what JSON.stringify writes, large arrays included (built in pieces)", () => {
+    const big = {
+      kind: "routes",
+      none: undefined,
+      routes: Array.from({ length: 2500 }, (_, i) => ({
+        dst: `10.0.${i}/32`,
+        gw: undefined,
+        n: i,
+      })),
+      nested: { list: Array.from({ length: 1001 }, (_, i) => [i, "é"]) },
+    };
+    const text = Buffer.from(encodeRecord(big));
+    const body = text.subarray(text.indexOf(0x0a) + 1).toString("utf8");
+    expect(body).toBe(JSON.stringify(big));
+    expect(decodeRecord(text)).toEqual({ ok: true, body: JSON.parse(JSON.stringify(big)) });
+  });
+
   it("refuses every prefix of a record", () => {
     for (let n = 0; n < bytes.length; n++)
       expect(decodeRecord(bytes.subarray(0, n)).ok).toBe(false);

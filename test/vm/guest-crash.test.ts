@@ -44,13 +44,13 @@ describe.skip("the agent killed mid-Apply in the QEMU guest", () => {
     const image = snapshotGuestImage();
     imageDir = image.dir;
     vm = await Vm.start({
-      boot: image.boot("initramfs"),
+      boot: image.boot(),
       mac: MAC,
       debugConsole: true,
       onNote: (line) => console.log(`vm: ${line}`),
     });
     await vm.waitForAgent(BOOT_TIMEOUT_MS);
-  }, BOOT_TIMEOUT_MS + 120_000);
+  }, BOOT_TIMEOUT_MS + 600_000);
 
   afterAll(async () => {
     console.log(`\n${transcript.join("\n\n")}\n`);
@@ -117,6 +117,8 @@ describe.skip("the agent killed mid-Apply in the QEMU guest", () => {
       const oldPid = (await vm.console.run("pidof netagent")).lines[0]?.trim();
       const pgrp = (await vm.console.run(`cut -d' ' -f5 /proc/${oldPid}/stat`)).lines[0]?.trim();
       say("guest# pidof netagent; its process group", `${oldPid} ${pgrp}`);
+      const group = await vm.console.run("grep -i 'process group' /run/netagent.log");
+      say("guest# grep 'process group' /run/netagent.log", group.lines.join("\n"));
       expect(pgrp).toBe(oldPid);
       // The killer waits in the guest for the record of a change under way.
       const killer =

@@ -1,0 +1,67 @@
+/**
+ * What the change journal adds to a change that does not fail (issue 24):
+ * one record written (encode, write a temporary file, rename) and removed
+ * (unlink), timed here alone for records of three sizes: a pod's sync
+ * (row 8: a handful of routes), 3,000 routes, 100,000 routes. Least and
+ * median of `--rounds` write+clear pairs after a warm-up, in the state directory
+ * given (default a directory under /run, tmpfs as in the guest).
+ *
+ *   bun bench/profile/journal-cost.ts [--dir /run/netagent-bench] [--rounds 200]
+ */
+import { rmSync } from "node:fs";
+import type { Change } from "../../src/agent/change-record";
+import { Journal } from "../../src/agent/journal";
+import { createLogger } from "../../src/agent/log";
+import type { Route } from "../../src/net/model";
+import { option } from "../lib/args";
+import { median } from "../lib/stats";
+
+const dir = option("--dir", "/run/netagent-bench");
+const rounds = Number(option("--rounds", "200"));
+
+const route = (i: number): Route => ({
+  family: 4,
+  table: 254,
+  dst: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}/32`,
+  gateway: "10.0.0.1",
+  dev: "eth0",
+  scope: 0,
+  metric: 0,
+  onlink: false,
+  mtu: 0,
+  protocol: "boot",
+  type: "unicast",
+});
+const routes = (n: number): Change => ({
+  kind: "routes",
+  routes: Array.from({ length: n }, (_, i) => route(i)),
+});
+
+rmSync(dir, { recursive: true, force: true });
+const journal = Journal.open({
+  dir,
+  log: createLogger("error"),
+  owner: { pid: process.pid, start: 0, pgid: process.pid },
+  bootId: "bench",
+  netns: "bench",
+});
+for (const [what, change, n] of [
+  ["a pod's sync (row 8: 4 routes)", routes(4), rounds],
+  ["3,000 routes", routes(3000), rounds],
+  ["10,000 routes (row 3)", routes(10_000), Math.max(5, Math.floor(rounds / 4))],
+  ["100,000 routes", routes(100_000), Math.max(5, Math.floor(rounds / 20))],
+] as const) {
+  const times: number[] = [];
+  for (let i = 0; i < n + 5; i++) {
+    const t0 = performance.now();
+    journal.write(change);
+    journal.clear();
+    if (i >= 5) times.push(performance.now() - t0);
+  }
+  const text = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(0)} us` : `${ms.toFixed(1)} ms`);
+  // On a loaded machine the median holds the waits for a CPU; the least is the work itself.
+  console.log(
+    `${what}: write + unlink least ${text(Math.min(...times))}, median ${text(median(times))} (${n} rounds)`,
+  );
+}
+rmSync(dir, { recursive: true, force: true });
