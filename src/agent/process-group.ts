@@ -13,6 +13,7 @@
  */
 import { dlopen, FFIType } from "bun:ffi";
 import { closeSync, openSync } from "node:fs";
+import { readProcStat } from "./proc-stat";
 
 function libc() {
   return dlopen("libc.so.6", {
@@ -45,6 +46,8 @@ function terminalForeground(c: ReturnType<typeof libc>): number | undefined {
  * leads (its PID), or undefined with the reason.
  */
 export function leadProcessGroup(): { pgid: number } | { reason: string } {
+  // Read without bun:ffi, which needs the JIT: started through setsid, the agent already leads one.
+  if (readProcStat("self")?.pgrp === process.pid) return { pgid: process.pid };
   let c: ReturnType<typeof libc>;
   try {
     c = libc();

@@ -27,13 +27,7 @@ const IP = "/sbin/ip";
 const BOOT_TIMEOUT_MS = 300_000;
 const STEP_MS = 300_000;
 
-// Skipped: it fails on main, a known defect (issue 24 stays open). Under
-// TCG the guest's init turns the agent's JIT off, bun:ffi then refuses to
-// load ("bun:ffi requires the JIT"), so the agent cannot make itself a
-// process group and its ip children cannot be found by the next agent:
-// seen here as "expected '0' to be '155'" (the agent's pgrp). Fix that
-// (e.g. init starting the agent with setsid), then remove the skip.
-describe.skip("the agent killed mid-Apply in the QEMU guest", () => {
+describe("the agent killed mid-Apply in the QEMU guest", () => {
   let vm: Vm;
   let imageDir: string;
   const transcript: string[] = [];
