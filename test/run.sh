@@ -22,7 +22,7 @@ rm -f dist/vitest-*.json
 # slow enough without sharing the two cores with namespace tests, and it
 # waits on a busy guest. One guest at a time. guest-arm64 boots the arm64
 # guest once (qemu-system-aarch64, TCG), building dist/guest-arm64 first.
-VM_TESTS="test/vm/guest.test.ts test/vm/guest-iptables.test.ts test/vm/guest-state.test.ts test/vm/watch-hotplug.test.ts test/vm/guest-arm64.test.ts test/vm/front-guest.test.ts"
+VM_TESTS="test/vm/guest.test.ts test/vm/guest-crash.test.ts test/vm/guest-iptables.test.ts test/vm/guest-state.test.ts test/vm/watch-hotplug.test.ts test/vm/guest-arm64.test.ts test/vm/front-guest.test.ts"
 status=0
 # shellcheck disable=SC2086 # several paths, split on purpose
 npx bun --bun vitest run $(printf -- '--exclude %s ' $VM_TESTS) \
