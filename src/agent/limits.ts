@@ -61,6 +61,12 @@ export const SHUTDOWN_GRACE_MS = 5000;
  */
 export const SHUTDOWN_SETTLE_MS = 60_000;
 
+/**
+ * The resident ip process starts when the first call is answered, or this
+ * long after the agent listens when no call comes first (main.ts).
+ */
+export const SESSION_WARM_AFTER_MS = 2000;
+
 /** How long shutdown lets answers already written reach their peers before closing. */
 export const SHUTDOWN_FLUSH_MS = 2000;
 

@@ -28,6 +28,7 @@ import {
   HOTPLUG_TIMEOUT_MS,
   MAX_IP_PROCESSES,
   MAX_QUEUED_WRITES,
+  SESSION_WARM_AFTER_MS,
   SHUTDOWN_SETTLE_MS,
 } from "./limits";
 import { createLogger, type Logger } from "./log";
@@ -75,7 +76,8 @@ export interface RegistryChoices {
   /** Where changes are recorded before they are made (none: not recorded; in-process tests). */
   journal?: ChangeJournal;
   ipBin?: string;
-  ipSession?: boolean;
+  /** The resident ip process the calls share (none: every run a one-shot ip). */
+  session?: IpSession;
   /** Front mode: grpc.Health and GetMetrics are the upstream's (forwarded). */
   front?: boolean;
 }
@@ -87,12 +89,9 @@ export interface RegistryChoices {
  * upstream's answer gets netagent's metrics appended on its way back).
  */
 export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
-  const { log, metrics, ipBin = "ip", ipSession = true, front = false, journal } = choices;
+  const { log, metrics, ipBin = "ip", session, front = false, journal } = choices;
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue(MAX_QUEUED_WRITES, journal);
-  const session = ipSession ? new IpSession(ipBin) : undefined;
-  // Started now: a pod's first call should not wait for ip to start.
-  session?.warm();
   const ip = new IpRunner({ binary: ipBin, slots: new Semaphore(MAX_IP_PROCESSES), session });
   const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS);
   if (!front) registry.register(Health, healthService);
@@ -197,17 +196,31 @@ async function main(argv: string[]): Promise<number> {
   const journal = await recoverJournal(config, log);
   if (journal === undefined) return 2;
   const metrics = new AgentMetrics();
+  const session = config.ipSession ? new IpSession(config.ipBin ?? "ip") : undefined;
+  // The resident ip is started once the first call is answered (or a while
+  // after listening, whichever comes first), not before: on a guest's one
+  // vCPU its start would delay that first answer, the shim's Check; the
+  // shim's next call comes after a round trip, which the start fills.
+  let warmTimer: ReturnType<typeof setTimeout> | undefined;
+  const warm = () => {
+    if (warmTimer !== undefined) clearTimeout(warmTimer);
+    warmTimer = undefined;
+    session?.warm();
+  };
   const server = new AgentServer({
     registry: buildRegistry({
       log,
       metrics,
       journal,
-      ipSession: config.ipSession,
       front: config.upstream !== undefined,
+      ...(session ? { session } : {}),
       ...(config.ipBin === undefined ? {} : { ipBin: config.ipBin }),
     }),
     log,
-    onCall: metrics.recordCall,
+    onCall: (info) => {
+      metrics.recordCall(info);
+      if (warmTimer !== undefined) warm();
+    },
     ...(config.upstream
       ? {
           front: {
@@ -234,6 +247,7 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  if (session) warmTimer = setTimeout(warm, SESSION_WARM_AFTER_MS);
   log.info("listening", {
     address: config.listenText,
     ...(config.upstream ? { upstream: config.upstream.text } : {}),
@@ -247,6 +261,7 @@ async function main(argv: string[]): Promise<number> {
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
+      if (warmTimer !== undefined) clearTimeout(warmTimer);
       log.info("shutting down", { signal, activeConnections: server.connectionCount });
       server.shutdown(config.shutdownGraceMs, SHUTDOWN_SETTLE_MS).then((clean) => {
         log.flush();
