@@ -217,7 +217,9 @@ load_modules() {
 		# In image mode the boot initramfs has loaded some already (virtio_pci).
 		name=${module##*/}
 		name=${name%%.ko*}
-		[ -d "/sys/module/$(echo "$name" | tr - _)" ] && continue
+		# busybox ash's ${//}: a $(echo | tr) per module cost a fork and an
+		# exec each, on the way to the agent's start and the shell's.
+		[ -d "/sys/module/${name//-/_}" ] && continue
 		insmod "/lib/modules/$release/$module" || log "insmod $module failed"
 	done <"$1"
 }
