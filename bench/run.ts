@@ -7,6 +7,7 @@
  *                    [--big-pairs 5] [--no-change-counts 100,10000] [--first-call-counts 10000]
  *                    [--calls 100000]
  *                    [--slope-calls 300000] [--vm-boots 3] [--vm-pairs 3] [--vm-idle-ms 10000]
+ *                    [--vm-guest DIR (row 9's guest directory, default dist/guest)]
  *                    [--watch-changes 200] [--quiet-s 60] [--quick]
  *
  * Row 9 boots QEMU guests (TCG unless KVM really runs one; NETAGENT_ACCEL=tcg
@@ -132,6 +133,7 @@ async function main(): Promise<void> {
         boots: Number(opt("--vm-boots") ?? 3),
         pairs: Number(opt("--vm-pairs") ?? (quick ? 1 : 3)),
         idleMs: Number(opt("--vm-idle-ms") ?? 10_000),
+        ...(opt("--vm-guest") === undefined ? {} : { guest: opt("--vm-guest") as string }),
       }),
     );
   }

@@ -28,6 +28,8 @@ export interface VmRowOptions {
   pairs: number;
   /** How long the agent sits idle before the figures are read. */
   idleMs: number;
+  /** The guest directory (default dist/guest, built when missing; another: as it is). */
+  guest?: string;
 }
 
 const mib = (kib: number) => kib / 1024;
@@ -55,10 +57,11 @@ async function measure(
 }
 
 export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
-  ensureGuestImage();
+  const guest = opts.guest ?? "dist/guest";
+  if (opts.guest === undefined) ensureGuestImage();
   const boot = {
-    image: loadBootSpec("dist/guest/boot-image.json"),
-    initramfs: loadBootSpec("dist/guest/boot-initramfs.json"),
+    image: loadBootSpec(`${guest}/boot-image.json`),
+    initramfs: loadBootSpec(`${guest}/boot-initramfs.json`),
   };
   const single: Record<Mode, GuestFigures[]> = { image: [], initramfs: [] };
   for (let i = 0; i < opts.boots; i++) {
@@ -80,7 +83,7 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
   }
 
   const of = (mode: Mode, k: Figure) => single[mode].map((f) => f[k]);
-  const command = `bun bench/run.ts --rows 9 --vm-boots ${opts.boots} --vm-pairs ${opts.pairs} --vm-idle-ms ${opts.idleMs}`;
+  const command = `bun bench/run.ts --rows 9 --vm-boots ${opts.boots} --vm-pairs ${opts.pairs} --vm-idle-ms ${opts.idleMs}${opts.guest === undefined ? "" : ` --vm-guest ${opts.guest}`}`;
   const base = {
     referenceWhat: "initramfs mode",
     commands: [
