@@ -103,7 +103,8 @@ export async function applyState(
     const want = withoutFields(desired, skip);
     const plan = planApply(before, want, { exact: run.exact });
     if (run.dryRun) return { state: before, plan, leftOut };
-    const changes = plan.batch.length + plan.batch6.length + plan.sysctls.length;
+    const changes =
+      plan.batch6First.length + plan.batch.length + plan.batch6.length + plan.sysctls.length;
     if (changes > 0) {
       const was = before;
       deps.record(() => ({
@@ -113,6 +114,7 @@ export async function applyState(
         rules: was.rules,
         neighbors: was.neighbors.filter((n) => n.state.includes("PERMANENT")),
         sysctls: plan.sysctls,
+        ...(was.nexthops ? { nexthops: was.nexthops } : {}),
       }));
     }
     try {
@@ -182,7 +184,13 @@ function requireLinks(
     if (dev !== "" && !finalNames.has(dev) && !skip.has(field.slice(0, field.lastIndexOf("."))))
       throw new TtrpcError(`Link not found (${field} ${dev})`, Code.NOT_FOUND);
   };
-  for (const [i, r] of desired.routes.entries()) need(`desired.routes[${i}].device`, r.dev);
+  for (const [i, r] of desired.routes.entries()) {
+    need(`desired.routes[${i}].device`, r.dev);
+    for (const [k, h] of (r.hops ?? []).entries()) {
+      if (!skip.has(`desired.routes[${i}]`)) need(`desired.routes[${i}].hops[${k}].device`, h.dev);
+    }
+  }
+  for (const [i, n] of desired.nexthops.entries()) need(`desired.nexthops[${i}].device`, n.dev);
   for (const [i, n] of desired.neighbors.entries()) need(`desired.neighbors[${i}].device`, n.dev);
   for (const [i, s] of desired.sysctls.entries()) {
     const k = parseSysctlKey(s.key);
@@ -208,6 +216,7 @@ async function attempt(
   const opts = { signal: run.signal };
   const keys = desired.sysctls.map((s) => s.key);
   const plan = await settleLinks(deps, first, before, desired, run);
+  await ip.batch(plan.batch6First, { ipv6: true, ...opts });
   const read = await ip.batchAndRead(plan.batch, opts);
   await ip.batch(plan.batch6, { ipv6: true, ...opts });
   const touched6 = plan.ruleOps.some((o) => o.rule.family === 6);
@@ -216,15 +225,15 @@ async function attempt(
   const { rules4, ...rest } = read;
   let after: FullState = { ...rest, rules: [...rules4, ...rules6], sysctls: sysctl.read(keys) };
   let again = planApply(after, desired, { exact: run.exact });
-  if (again.batch.length + again.batch6.length === 0) return after;
-  log.info("Apply: correcting what the plan did not foresee", {
-    lines: again.batch.length + again.batch6.length,
-  });
+  const more = (p: ApplyPlan) => p.batch6First.length + p.batch.length + p.batch6.length;
+  if (more(again) === 0) return after;
+  log.info("Apply: correcting what the plan did not foresee", { lines: more(again) });
+  await ip.batch(again.batch6First, { ipv6: true, ...opts });
   await ip.batch(again.batch, opts);
   await ip.batch(again.batch6, { ipv6: true, ...opts });
   after = { ...(await ip.readFullState(opts)), sysctls: sysctl.read(keys) };
   again = planApply(after, desired, { exact: run.exact });
-  const left = [...again.batch, ...again.batch6];
+  const left = [...again.batch6First, ...again.batch, ...again.batch6];
   if (left.length > 0) throw new NotConverged(left[0] as string);
   return after;
 }
@@ -279,6 +288,7 @@ export async function restoreState(
       { ...before, sysctls: new Map() },
       { ...after, sysctls: new Map() },
     );
+    await ip.batch(lines.batch6First, { force: true, ipv6: true });
     await ip.batch(lines.batch, { force: true });
     await ip.batch(lines.batch6, { force: true, ipv6: true });
   } catch (err) {

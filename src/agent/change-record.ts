@@ -10,7 +10,7 @@
  * added to the model later ride along without a format change.
  */
 import * as v from "valibot";
-import type { Link, Neighbor, Route } from "../net/model";
+import type { Link, Neighbor, Nexthop, Route } from "../net/model";
 import type { SysctlWrite } from "../net/plan-apply";
 import type { Rule } from "../net/rules";
 
@@ -43,7 +43,7 @@ export interface IptablesChange {
   snapshot: string;
 }
 
-/** An Apply: links, routes of every table, rules, permanent neighbours before; the sysctl writes with their old values. */
+/** An Apply: links, routes of every table, rules, permanent neighbours, nexthop objects before; the sysctl writes with their old values. */
 export interface StateChange {
   kind: "state";
   links: Link[];
@@ -51,6 +51,7 @@ export interface StateChange {
   rules: Rule[];
   neighbors: Neighbor[];
   sysctls: SysctlWrite[];
+  nexthops?: Nexthop[];
 }
 
 /** The record of an AddARPNeighbors of `specs`: only the entries it touches. */
@@ -102,6 +103,7 @@ const LinkSchema = v.looseObject({
   addresses: v.array(v.looseObject({ family: v.picklist([4, 6]), address: Str, prefix: Int })),
 });
 const NeighborSchema = v.looseObject({ ip: Str, dev: Str, lladdr: Str, state: v.array(Str) });
+const NexthopSchema = v.looseObject({ id: Int, family: v.picklist([0, 4, 6]), dev: Str });
 const RuleSchema = v.looseObject({ family: v.picklist([4, 6]), priority: Int, action: Str });
 const SysctlWriteSchema = v.object({
   key: Str,
@@ -136,6 +138,7 @@ const ChangeSchema = v.variant("kind", [
     rules: v.array(RuleSchema),
     neighbors: v.array(NeighborSchema),
     sysctls: v.array(SysctlWriteSchema),
+    nexthops: v.optional(v.array(NexthopSchema)),
   }),
 ]);
 

@@ -27,9 +27,10 @@ export interface StateServiceOptions {
   queue: SerialQueue;
 }
 
-/** The plan as Apply answers it: batch lines, `ip -6` lines, then sysctl writes. */
+/** The plan as Apply answers it: batch lines (`ip -6` ones marked, in their place), then sysctl writes. */
 export function planText(plan: ApplyPlan): string[] {
   return [
+    ...plan.batch6First.map((l) => `-6 ${l}`),
     ...plan.batch,
     ...plan.batch6.map((l) => `-6 ${l}`),
     ...plan.sysctls.map((s) => `sysctl ${s.key}=${s.value}`),

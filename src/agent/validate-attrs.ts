@@ -1,5 +1,5 @@
 /**
- * Attribute lists of a netagent.v1 Apply request (rules, addresses, links,
+ * Attribute lists of a netagent.v1 Apply request (routes, nexthop objects, rules, addresses, links,
  * neighbours): every name must be a row of its kind's table
  * (src/net/vocabulary/*-attrs.ts), each value of its grammar and bound,
  * each name once, before anything changes. INVALID_ARGUMENT names the
@@ -11,9 +11,9 @@ import type { Family } from "../net/address";
 import { type Attr, type AttrTable, attrProblem, canonicalAttrs } from "../net/vocabulary/attrs";
 import { invalid } from "./validate-fields";
 
-/** Bounds of the attribute lists of rules, addresses, links and neighbours (README, Limits). */
+/** Bounds of the attribute lists of every kind (README, Limits). */
 export const ATTR_LIMITS = {
-  /** Attributes of one rule, address, link or neighbour. */
+  /** Attributes of one route, nexthop object, rule, address, link or neighbour. */
   attrsPerObject: 32,
   /** Bytes of one attribute value (a link's alias may take the kernel's 255). */
   attrValueBytes: 256,

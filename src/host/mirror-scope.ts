@@ -7,7 +7,8 @@
  * - a link without an Ethernet MAC (a tun device, a tunnel's base device):
  *   the guest finds its NICs by MAC, a VM's NIC always has one, so the
  *   guest has no twin of it; with it go the routes through it, its
- *   permanent neighbours and its sysctls (its addresses are the link's).
+ *   permanent neighbours, its sysctls and nexthop objects, and the routes
+ *   by those (its addresses are the link's).
  *   Rules naming it in iif/oif stay: the kernel keeps such a rule, detached;
  * - what the model does not carry: a rule with a selector it has no field
  *   for (sending it without would widen what it matches), a route of a type
@@ -16,7 +17,8 @@
  * and listed from its answer ({@link describeField}).
  */
 import type { State } from "../gen/network_pb";
-import type { Route } from "../net/model";
+import { type Route, routeDevs } from "../net/model";
+import { withoutNexthops } from "../net/plan-nexthops";
 import { parseSysctlKey } from "../net/sysctl-keys";
 import { isManagedLink } from "../net/vocabulary/links";
 import { formatTable, TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
@@ -71,9 +73,29 @@ export function scopeMirror(pod: PodFullState): MirrorScope {
     return false;
   });
   const because = (dev: string) => `its device ${dev} is not mirrored`;
+  // Nexthop objects through such a link go, groups left without members too.
+  const nexthopsGone = new Set<number>();
+  for (const n of pod.nexthops ?? []) {
+    if (!n.dev || !gone.has(n.dev)) continue;
+    nexthopsGone.add(n.id);
+    leftOut.push(`nexthop id ${n.id} dev ${n.dev}: ${because(n.dev)}`);
+  }
+  const nexthops = nexthopsGone.size
+    ? withoutNexthops(pod.nexthops ?? [], nexthopsGone)
+    : pod.nexthops;
+  const kept = new Set((nexthops ?? []).map((n) => n.id));
+  for (const n of pod.nexthops ?? []) {
+    if (!kept.has(n.id) && !nexthopsGone.has(n.id))
+      leftOut.push(`nexthop id ${n.id}: every member's device is not mirrored`);
+  }
   const routes = pod.routes.filter((r) => {
-    if (gone.has(r.dev)) {
-      if (!kernelOwned(r)) leftOut.push(`route ${routeText(r)}: ${because(r.dev)}`);
+    const dev = routeDevs(r).find((d) => gone.has(d));
+    if (dev !== undefined) {
+      if (!kernelOwned(r)) leftOut.push(`route ${routeText(r)}: ${because(dev)}`);
+      return false;
+    }
+    if (r.nhid !== undefined && !kept.has(r.nhid)) {
+      leftOut.push(`route ${routeText(r)}: its nexthop object ${r.nhid} is not mirrored`);
       return false;
     }
     if (!isStateRoute(r) && !kernelOwned(r)) {
@@ -103,7 +125,10 @@ export function scopeMirror(pod: PodFullState): MirrorScope {
     leftOut.push(`sysctl ${s.key} = ${s.value}: ${because(iface)}`);
     return false;
   });
-  return { pod: { ...pod, links, routes, rules, neighbors, sysctls }, leftOut };
+  return {
+    pod: { ...pod, links, routes, rules, neighbors, sysctls, ...(nexthops ? { nexthops } : {}) },
+    leftOut,
+  };
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   addressWords,
   linkWords,
   neighborWords,
+  nexthopWords,
   routeWords,
   ruleWords,
   stateRouteView,
@@ -109,6 +110,8 @@ export function compareStates(
       )
       .sort();
   sections.push({ title: "neighbours (permanent)", rows: setRows(neigh(pod), neigh(guest)) });
+  const nexthops = (s: State) => s.nexthops.map(nexthopWords).sort();
+  sections.push({ title: "nexthop objects", rows: setRows(nexthops(pod), nexthops(guest)) });
 
   const guestSysctls = new Map(guest.sysctls.map((s) => [s.key, s.value]));
   const podKeys = new Set(pod.sysctls.map((s) => s.key));

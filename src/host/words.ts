@@ -11,19 +11,28 @@
  * - Scopes by iproute2's name (`link`, `host`, `site`, `nowhere`, else the
  *   number); attributes at their defaults (scope global, metric 0, type
  *   unicast, protocol boot, MTU 0) say nothing.
- * - Attributes in one order: `[type] dst via dev src scope metric onlink
- *   mtu proto`, then any word this module does not know, as it came.
+ * - Attributes in one order: `[type] dst [tos] [from] [nhid] via dev src
+ *   scope metric onlink mtu proto`, the other attributes as `ip` writes
+ *   them (a countdown such as `expires` by its name alone: it differs by
+ *   the second), the paths of a multipath route, then any word this module
+ *   does not know, as it came.
  */
-import type { Route as StateRoute, Rule as StateRule } from "../gen/network_pb";
+import type {
+  Nexthop as StateNexthop,
+  Route as StateRoute,
+  Rule as StateRule,
+} from "../gen/network_pb";
 import { IPFamily, type Route as KataRoute } from "../gen/types_pb";
 import { defaultDst, type Family } from "../net/address";
 import type { Route } from "../net/model";
 import type { Rule } from "../net/rules";
 import { attrWords } from "../net/vocabulary/attrs";
+import { ROUTE_ATTRS } from "../net/vocabulary/route-attrs";
 import {
   DEFAULT_PROTOCOL,
   DEFAULT_ROUTE_TYPE,
   formatTable,
+  formatTos,
   RTNH_F_ONLINK,
   SCOPE_UNIVERSE,
   scopeName,
@@ -55,7 +64,11 @@ export function routeWords(r: RouteView): string {
   if (r.type && r.type !== DEFAULT_ROUTE_TYPE) t.push(r.type);
   const dst = destinationWord(r.dst, r.family);
   t.push(dst === "default" && r.family === 6 ? "default (v6)" : dst);
-  if (r.gateway) t.push("via", r.gateway);
+  if (r.tos) t.push("tos", formatTos(r.tos));
+  if (r.from) t.push("from", r.from);
+  if (r.nhid) t.push("nhid", String(r.nhid));
+  if (r.gateway)
+    t.push("via", r.family === 4 && r.gateway.includes(":") ? `inet6 ${r.gateway}` : r.gateway);
   if (r.dev) t.push("dev", r.dev);
   if (r.prefsrc) t.push("src", r.prefsrc);
   if (r.scope) t.push("scope", scopeWord(r.scope));
@@ -63,7 +76,38 @@ export function routeWords(r: RouteView): string {
   if (r.onlink) t.push("onlink");
   if (r.mtu) t.push("mtu", String(r.mtu));
   if (r.protocol && r.protocol !== DEFAULT_PROTOCOL) t.push("proto", r.protocol);
+  for (const [name, value] of r.attrs ?? []) {
+    const spec = ROUTE_ATTRS.get(name);
+    if (spec?.volatile) t.push(name);
+    else if (name === "lock") t.push("lock", value);
+    else t.push(...(spec ? spec.words(value, []) : [name, value]));
+  }
+  for (const h of r.hops ?? []) {
+    t.push("nexthop");
+    if (h.gateway) t.push("via", h.gateway);
+    t.push("dev", h.dev, "weight", String(h.weight));
+    if (h.onlink) t.push("onlink");
+  }
   if (r.extra) t.push(...r.extra);
+  return t.join(" ");
+}
+
+/** A nexthop object: `id N via G dev D [onlink] | blackhole | group A[,W]/B`, its protocol and attributes. */
+export function nexthopWords(n: StateNexthop): string {
+  const t = [`id ${n.id}`];
+  if (n.family === 6 && !n.gateway && n.group.length === 0) t.push("(v6)");
+  if (n.group.length) {
+    t.push(
+      "group",
+      n.group.map((m) => (m.weight > 1 ? `${m.id},${m.weight}` : `${m.id}`)).join("/"),
+    );
+  }
+  if (n.blackhole) t.push("blackhole");
+  if (n.gateway) t.push("via", n.gateway);
+  if (n.device) t.push("dev", n.device);
+  if (n.onlink) t.push("onlink");
+  for (const a of n.attrs) t.push(a.name, a.value);
+  if (n.protocol) t.push("proto", n.protocol);
   return t.join(" ");
 }
 
@@ -102,6 +146,20 @@ export function stateRouteView(r: StateRoute): RouteView {
     onlink: r.onlink,
     mtu: r.mtu,
     protocol: r.protocol,
+    ...(r.tos ? { tos: r.tos } : {}),
+    ...(r.from ? { from: r.from } : {}),
+    ...(r.nhid ? { nhid: r.nhid } : {}),
+    ...(r.hops.length
+      ? {
+          hops: r.hops.map((h) => ({
+            ...(h.gateway ? { gateway: h.gateway } : {}),
+            dev: h.device,
+            weight: h.weight || 1,
+            onlink: h.onlink,
+          })),
+        }
+      : {}),
+    ...(r.attrs.length ? { attrs: r.attrs.map((a) => [a.name, a.value] as const) } : {}),
   };
 }
 

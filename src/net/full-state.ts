@@ -4,7 +4,7 @@
  * The desired side is what a validated Apply request says.
  */
 import type { Family } from "./address";
-import type { Link, Neighbor, Route } from "./model";
+import type { Link, Neighbor, Nexthop, Route } from "./model";
 import type { Rule } from "./rules";
 
 export interface Sysctl {
@@ -20,6 +20,8 @@ export interface FullState {
   neighbors: Neighbor[];
   /** Values read, by key (only the keys asked for). */
   sysctls: Map<string, string>;
+  /** The nexthop objects (absent: not read, as none). */
+  nexthops?: Nexthop[];
 }
 
 export interface DesiredLink {
@@ -49,4 +51,6 @@ export interface DesiredState {
   neighbors: DesiredNeighbor[];
   /** In write order, each key once. */
   sysctls: Sysctl[];
+  /** Exactly these nexthop objects (the kernel has none of its own). */
+  nexthops: Nexthop[];
 }

@@ -12,9 +12,11 @@ import { type BatchWork, IpDispatch, type IpWork } from "./ip-dispatch";
 import { type IpLimits, IpOneShot } from "./ip-one-shot";
 import type { RunResult } from "./ip-resident";
 import { batchDocuments, readDocuments } from "./ip-results";
+import { readFamily6, routesWithLocks } from "./ip-route-reads";
 import type { IpSession } from "./ip-session";
 import type { Link, NetState, Route } from "./model";
-import { parseAllTableRoutes, parseLinks, parseNeighbors, parseRoutes } from "./parse-ip-json";
+import { parseLinks, parseNeighbors, parseRoutes } from "./parse-ip-json";
+import { parseNexthops } from "./parse-ip-nexthops";
 import { parseRules } from "./rules";
 import type { Semaphore } from "./semaphore";
 
@@ -127,40 +129,50 @@ export class IpRunner {
   }
 
   /**
-   * Links, routes of every table, rules of both families, neighbours: two
-   * processes at once (a batch cannot switch family, and `rule show` lists
-   * IPv4 only unless `-6` is given; it goes last, as it fixes the family
-   * for the lines after it).
+   * Links, routes of every table, rules of both families, neighbours,
+   * nexthop objects: two processes at once (a batch cannot switch family,
+   * and `rule show` lists IPv4 only unless `-6` is given; it goes last, as
+   * it fixes the family for the lines after it; the IPv6 one also tells
+   * which nexthop objects are IPv6), and a third for the text dump of the
+   * routes when one has metrics (their locks: ip-route-reads.ts).
    */
   async readFullState(opts?: IpRunOptions): Promise<Omit<FullState, "sysctls">> {
-    const [docs, rules6] = await Promise.all([
-      this.readBatch(["addr show", "route show table all", "neigh show", "rule show"], opts),
-      this.readRules6(opts),
+    const lines = ["addr show", "route show table all", "neigh show", "nexthop show", "rule show"];
+    const [docs, six] = await Promise.all([
+      this.readBatch(lines, opts),
+      readFamily6(this.oneShot, opts?.signal),
     ]);
+    const routes = await routesWithLocks(this.oneShot, docs[1], opts?.signal);
     return {
       links: parseLinks(docs[0]),
-      routes: this.dispatch.noteRoutes(parseAllTableRoutes(docs[1])),
+      routes: this.dispatch.noteRoutes(routes),
       neighbors: parseNeighbors(docs[2]),
-      rules: [...parseRules(docs[3], 4), ...rules6],
+      nexthops: parseNexthops(docs[3], six.nexthops6),
+      rules: [...parseRules(docs[4], 4), ...six.rules],
     };
   }
 
   /**
-   * Runs `lines` and then reads links, routes of every table, neighbours and
-   * IPv4 rules, in one `ip -json -batch -` (changes print nothing there): a
-   * change and its read back for one process. Fails like {@link batch}.
+   * Runs `lines` and then reads links, routes of every table, neighbours,
+   * nexthop objects and IPv4 rules, in one `ip -json -batch -` (changes
+   * print nothing there): a change and its read back for one process (and
+   * the routes' text dump when one has metrics). Fails like {@link batch}.
    */
   async batchAndRead(
     lines: readonly string[],
     opts: IpRunOptions = {},
   ): Promise<Omit<FullState, "sysctls" | "rules"> & { rules4: FullState["rules"] }> {
-    const all = [...lines, "addr show", "route show table all", "neigh show", "rule show"];
-    const r = await this.dispatch.jsonBatch(all, 4, opts);
-    const [links, routes, neighbors, rules] = batchDocuments(r, all, "ip -batch").slice(-4);
+    const reads = ["addr show", "route show table all", "neigh show", "nexthop show", "rule show"];
+    const all = [...lines, ...reads];
+    const r = await this.dispatch.jsonBatch(all, reads.length, opts);
+    const [links, routes, neighbors, nexthops, rules] = batchDocuments(r, all, "ip -batch").slice(
+      -reads.length,
+    );
     return {
       links: parseLinks(links),
-      routes: this.dispatch.noteRoutes(parseAllTableRoutes(routes)),
+      routes: this.dispatch.noteRoutes(await routesWithLocks(this.oneShot, routes, opts.signal)),
       neighbors: parseNeighbors(neighbors),
+      nexthops: parseNexthops(nexthops),
       rules4: parseRules(rules, 4),
     };
   }

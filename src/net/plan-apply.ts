@@ -1,19 +1,20 @@
 /**
  * planApply: the one plan of a netagent.v1 Apply. Pure. In order:
- * link lines (names, MTU, ARP, addresses, up), route lines of every table
- * (planned against the routes the link lines will leave), rule lines
+ * link lines (names, MTU, ARP, addresses, up), nexthop objects and route
+ * lines of every table (planned against what the link lines will leave:
+ * plan-route-state.ts), rule lines
  * (additions before deletions), permanent neighbours; all for one
  * `ip -batch`, except IPv6 rules, which need `ip -6 -batch` (see rules.ts) and run right after it. Then the sysctl writes, after the
  * links have their final names.
  */
 
 import type { DesiredState, FullState, Sysctl } from "./full-state";
-import { impliedKernelRoutes } from "./kernel-routes";
 import { type LinkPhase, planLinkPhase, predictRoutes } from "./plan-link-phase";
 import { renderPermanentNeighbor } from "./plan-neighbors";
+import type { NexthopPlan } from "./plan-nexthops";
+import { planRouteState } from "./plan-route-state";
 import type { RouteOp } from "./plan-routes";
-import { planTables } from "./plan-tables";
-import { batchLine, renderRouteOps } from "./render-batch";
+import { batchLine } from "./render-batch";
 import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps } from "./rules";
 import { normaliseSysctlValue, parseSysctlKey, sysctlKeyFor } from "./sysctl-keys";
 import { isManagedLink } from "./vocabulary/links";
@@ -28,12 +29,15 @@ export interface SysctlWrite extends Sysctl {
 export interface ApplyPlan {
   links: LinkPhase;
   routeOps: RouteOp[];
+  nexthopOps: NexthopPlan;
   ruleOps: RuleOp[];
   neighborLines: string[];
   /** Lines for `ip -batch -`, in order. */
   batch: string[];
   /** Lines for `ip -6 -batch -`, run after `batch`. */
   batch6: string[];
+  /** Lines for `ip -6 -batch -`, run before `batch` (IPv6 blackhole nexthop objects). */
+  batch6First: string[];
   sysctls: SysctlWrite[];
 }
 
@@ -56,16 +60,14 @@ export function planApply(
 ): ApplyPlan {
   const links = planLinkPhase(current.links, desired.links);
   const predicted = predictRoutes(current.routes, current.links, links);
-  const routeOps = planTables(predicted, desired.routes, {
-    exact: options.exact,
-    kernel: impliedKernelRoutes(links.predicted),
-  });
+  const routes = planRouteState(current, predicted, desired, links, options);
+  const routeOps = routes.routeOps;
   const ruleOps = planRules(current.rules, desired.rules, { exact: options.exact });
   const neighborLines = planPermanentNeighbors(current, desired, links);
   const ruleLines = renderRuleOps(ruleOps);
   const batch = [
     ...links.lines,
-    ...renderRouteOps(routeOps),
+    ...routes.lines,
     ...ruleLines.filter((l) => !l.startsWith(IPV6_BATCH)),
     ...neighborLines,
   ];
@@ -80,7 +82,17 @@ export function planApply(
       continue;
     sysctls.push({ ...s, restoreKey, previous });
   }
-  return { links, routeOps, ruleOps, neighborLines, batch, batch6, sysctls };
+  return {
+    links,
+    routeOps,
+    nexthopOps: routes.nexthops,
+    ruleOps,
+    neighborLines,
+    batch,
+    batch6,
+    batch6First: routes.lines6,
+    sysctls,
+  };
 }
 
 /** Permanent neighbours: the desired ones replaced when they differ, other permanent ones on managed links deleted. */

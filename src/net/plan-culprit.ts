@@ -4,7 +4,8 @@
  * field (`desired.routes[3]`) instead of failing the whole call. Pure.
  *
  * An element is named only when the line is exactly what the planners
- * render for it: a route's replace or append, a rule's add, a permanent
+ * render for it: a route's replace or append, a nexthop object's replace,
+ * a rule's add, a permanent
  * neighbour's replace, an address's add or replace on its link, a link's
  * MTU. Any other line (a delete of something the guest has, a rename, an
  * up) names no element, and its failure stays the call's failure.
@@ -12,7 +13,7 @@
 import type { DesiredState } from "./full-state";
 import type { Link } from "./model";
 import { renderPermanentNeighbor } from "./plan-neighbors";
-import { renderRouteReplace } from "./render-batch";
+import { renderNexthopReplace, renderRouteReplace } from "./render-batch";
 import { IPV6_BATCH, renderRule } from "./rules";
 
 /** Fields of a desired state left out of an attempt. */
@@ -36,6 +37,7 @@ export function withoutFields(desired: DesiredState, skip: LeftOutFields): Desir
     rules: keep(desired.rules, "rules"),
     neighbors: keep(desired.neighbors, "neighbors"),
     sysctls: keep(desired.sysctls, "sysctls"),
+    nexthops: keep(desired.nexthops, "nexthops"),
   };
 }
 
@@ -66,6 +68,12 @@ export function culpritOf(
         (text === renderRouteReplace(r) || text === renderRouteReplace(r, "append")),
     );
     return i < 0 ? undefined : `desired.routes[${i}]`;
+  }
+  if (words[0] === "nexthop") {
+    const i = desired.nexthops.findIndex(
+      (n, k) => open(`desired.nexthops[${k}]`) && text === renderNexthopReplace(n),
+    );
+    return i < 0 ? undefined : `desired.nexthops[${i}]`;
   }
   if (words[0] === "rule") {
     const i = desired.rules.findIndex((r, n) => {

@@ -4,9 +4,9 @@
  * does to routes when links change can only be known by reading:
  * 1. planLinksRestore: names (through temporary names, so any permutation
  *    of renames unwinds), MTU, ARP, the exact address set, up state;
- * 2. planStateRestore, against a fresh read: routes of every table exactly
- *    (table local's kernel routes aside, which follow the addresses), the
- *    exact rule set, permanent neighbours.
+ * 2. planStateRestore, against a fresh read: nexthop objects and routes of
+ *    every table exactly (table local's kernel routes aside, which follow
+ *    the addresses), the exact rule set, permanent neighbours.
  * Sysctl writes are undone by the caller from each write's previous value.
  */
 
@@ -14,6 +14,8 @@ import type { FullState } from "./full-state";
 import type { Link, Route } from "./model";
 import { planLink, swapName } from "./plan-link";
 import { renderPermanentNeighbor } from "./plan-neighbors";
+import { planNexthops, withoutNexthops } from "./plan-nexthops";
+import { renderNexthopOps, splitSix } from "./plan-route-state";
 import { planTables, tableOf } from "./plan-tables";
 import { batchLine, renderRouteOps } from "./render-batch";
 import { IPV6_BATCH, planRules, renderRuleOps } from "./rules";
@@ -81,14 +83,30 @@ export function planLinksRestore(before: readonly Link[], now: readonly Link[]):
 export function planStateRestore(
   before: FullState,
   now: FullState,
-): { batch: string[]; batch6: string[] } {
+): { batch: string[]; batch6: string[]; batch6First: string[] } {
   // Table local's kernel routes follow the addresses and the links' IPv6
   // (ff00::/8 comes back with carrier, through linkwatch, after the read
   // this plan is made from): appending one the kernel has meanwhile made
   // fails "File exists".
   const kernelLocal = (r: Route) => tableOf(r) === TABLE_LOCAL && r.protocol === "kernel";
   const desired = before.routes.filter((r) => !kernelLocal(r));
-  const routeLines = renderRouteOps(planTables(now.routes, desired, { exact: true }));
+  // Nexthop objects exactly as before (when they were read): made again
+  // before the routes by them, the others deleted after (plan-nexthops.ts);
+  // the routes by an object made anew are gone meanwhile.
+  const nexthops =
+    before.nexthops === undefined ? undefined : planNexthops(now.nexthops ?? [], before.nexthops);
+  const alive = nexthops
+    ? new Set(withoutNexthops(now.nexthops ?? [], nexthops.recreated).map((n) => n.id))
+    : undefined;
+  const routesNow = alive
+    ? now.routes.filter((r) => r.nhid === undefined || alive.has(r.nhid))
+    : now.routes;
+  const { main, six } = splitSix(nexthops?.heads ?? []);
+  const routeLines = [
+    ...renderNexthopOps(main),
+    ...renderRouteOps(planTables(routesNow, desired, { exact: true })),
+    ...renderNexthopOps(nexthops?.tails ?? []),
+  ];
   const ruleLines = renderRuleOps(planRules(now.rules, before.rules, { exact: true }));
   const perm = (s: FullState) =>
     s.neighbors.filter((n) => n.state.includes("PERMANENT") && isManagedLink(n.dev));
@@ -109,5 +127,6 @@ export function planStateRestore(
     batch6: ruleLines
       .filter((l) => l.startsWith(IPV6_BATCH))
       .map((l) => l.slice(IPV6_BATCH.length)),
+    batch6First: renderNexthopOps(six),
   };
 }

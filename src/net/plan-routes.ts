@@ -26,8 +26,9 @@
  *   with the same key, link and gateway: such a leftover is deleted just
  *   before the append, the one delete that is not last.
  */
-import type { Route } from "./model";
-import { hitByDeletes } from "./route-deletes";
+import { hasGateway, type Route } from "./model";
+import { deleteConflicts, hitByDeletes } from "./route-deletes";
+import { type KeyGroup, keyGroups, needsRebuild } from "./route-groups";
 import { IdentityIndex, KeyMap } from "./route-index";
 import { isManagedLink } from "./vocabulary/links";
 
@@ -73,6 +74,8 @@ export function isManaged(r: Route, keepLinkless = false): boolean {
 
 const dstDev = (r: Route) => `${r.family} ${r.dst} ${r.dev}`;
 
+const BESIDE_PREFIX_ROUTES = new Set(["local", "broadcast", "anycast", "multicast"]);
+
 /**
  * Whether a desired route has the destination and link of route `k`. Asked
  * of kernel routes, a handful (the `candidates`): the desired routes are
@@ -87,11 +90,16 @@ function supersedeCheck(
   const dsts = new Set<string>();
   for (const c of candidates) if (c.protocol === "kernel") dsts.add(c.dst);
   const desiredDstDev = new Set<string>();
-  for (const r of desired) if (dsts.has(r.dst)) desiredDstDev.add(dstDev(r));
+  // An IPv4 local, broadcast, anycast or multicast route sits beside a prefix
+  // route of its key (another alias); IPv6 holds one route per key and link.
+  const unicast = (r: Route) => r.family === 6 || !BESIDE_PREFIX_ROUTES.has(r.type);
+  for (const r of desired) if (dsts.has(r.dst) && unicast(r)) desiredDstDev.add(dstDev(r));
   return (k) =>
     dsts.has(k.dst)
       ? desiredDstDev.has(dstDev(k))
-      : desired.some((r) => r.family === k.family && r.dst === k.dst && r.dev === k.dev);
+      : desired.some(
+          (r) => unicast(r) && r.family === k.family && r.dst === k.dst && r.dev === k.dev,
+        );
 }
 
 export function planRoutes(
@@ -99,6 +107,25 @@ export function planRoutes(
   desired: readonly Route[],
   options: PlanOptions = {},
 ): RouteOp[] {
+  // A delete at the end that would hit a route the plan keeps or puts in
+  // before it (a route it cannot tell apart: no "without metrics"; IPv6
+  // takes a route by a nexthop object first) gets its key rebuilt instead,
+  // as an out-of-order group; planned again until none is left (each pass
+  // takes at least one key's deletes out of the end).
+  const rebuild = new KeyMap<true>();
+  for (;;) {
+    const { ops, conflicts } = planOnce(current, desired, options, rebuild);
+    if (conflicts.length === 0) return ops;
+    for (const r of conflicts) rebuild.set(r, true);
+  }
+}
+
+function planOnce(
+  current: readonly Route[],
+  desired: readonly Route[],
+  options: PlanOptions,
+  rebuild: KeyMap<true>,
+): { ops: RouteOp[]; conflicts: Route[] } {
   const exact = options.exact === true;
   const keepLinkless = options.keepLinkless === true;
   const restore = exact && options.deletesFirst === true;
@@ -160,15 +187,21 @@ export function planRoutes(
   // replace in that order too (a forward plan's order is settled below).
   const indices = target.map((_, i) => i);
   const order = restore
-    ? [...indices.filter((i) => !target[i]?.gateway), ...indices.filter((i) => target[i]?.gateway)]
+    ? [
+        ...indices.filter((i) => !hasGateway(target[i] as Route)),
+        ...indices.filter((i) => hasGateway(target[i] as Route)),
+      ]
     : indices;
-  for (const i of order) {
-    const route = target[i] as Route;
-    if (inPlace[i]) continue;
+  /**
+   * Plans one missing route: replace, or append where the key is held or
+   * the victim stays until the end. Pushes into its bucket (or `forced`,
+   * for a group that goes in together) and answers the bucket.
+   */
+  const planOne = (route: Route, forced?: RouteOp[], append = false): RouteOp[] => {
     const sameKey = byKey().get(route) ?? [];
-    let ops = route.gateway ? withGateway : withoutGateway;
+    let ops = forced ?? (hasGateway(route) ? withGateway : withoutGateway);
     let op: RouteOp;
-    const isHeld = held().get(route) === true;
+    const isHeld = append || held().get(route) === true;
     // A restore deletes every route it does not keep first: nothing left to overwrite.
     const victim = isHeld || restore ? undefined : firstWithKey(sameKey, route);
     if (isHeld || (victim && keptUntilEnd(victim, route))) {
@@ -179,14 +212,21 @@ export function planRoutes(
       // An IPv6 delete compares no source and, without a gateway, no
       // gateway: every leaving route of that key and link goes with it,
       // those with a gateway first, so each delete hits what it names.
+      const paths = pathsOf(route);
       const leaving =
         route.family === 6 && !restore
           ? sameKey.filter(
-              (r) => owned(r) && r.dev === route.dev && !stays(r) && !overwritten.has(r),
+              (r) =>
+                owned(r) &&
+                pathsOf(r).some((p) => paths.some((q) => p.dev === q.dev)) &&
+                !stays(r) &&
+                !overwritten.has(r),
             )
           : [];
-      if (leaving.some((r) => r.gateway === route.gateway)) {
-        leaving.sort((a, b) => Number(a.gateway === undefined) - Number(b.gateway === undefined));
+      const twin = (r: Route) =>
+        pathsOf(r).some((p) => paths.some((q) => p.dev === q.dev && p.gateway === q.gateway));
+      if (leaving.some(twin)) {
+        leaving.sort((a, b) => Number(!hasGateway(a)) - Number(!hasGateway(b)));
         for (const twin of leaving) {
           overwritten.add(twin);
           ops.push({ op: "delete", route: twin, reason: "superseded" });
@@ -199,15 +239,73 @@ export function planRoutes(
       if (victim) {
         overwritten.add(victim);
         op = { ...op, overwrites: victim };
-        if (route.gateway && !victim.gateway) ops = overwritingLinkRoutes;
+        if (!forced && hasGateway(route) && !hasGateway(victim)) ops = overwritingLinkRoutes;
       }
     }
     ops.push(op);
+    return ops;
+  };
+
+  // Routes of one key go in together; IPv4's in the desired order (route-groups.ts).
+  const groups = keyGroups(target, hasGateway);
+  const done = new Set<KeyGroup>();
+  let position: Map<Route, number> | undefined;
+  const positionOf = (r: Route) => {
+    position ??= new Map(current.map((c, n) => [c, n]));
+    return position.get(r) ?? -1;
+  };
+  // Where a group's routes in place are: each the first current route of its
+  // identity no earlier member took (twins that differ in what is not compared).
+  const taken = new Set<Route>();
+  const targetPosition = (k: number) => {
+    if (!inPlace[k]) return undefined;
+    const m = inCurrent.matches(target[k] as Route).find((c) => !taken.has(c));
+    if (m === undefined) return undefined;
+    taken.add(m);
+    return positionOf(m);
+  };
+  for (const i of order) {
+    const route = target[i] as Route;
+    const group =
+      groups.get(i) ??
+      (rebuild.get(route) ? { members: [i], ordered: true, together: true } : undefined);
+    if (group === undefined) {
+      if (!inPlace[i]) planOne(route);
+      continue;
+    }
+    if (done.has(group)) continue;
+    done.add(group);
+    const first = target[group.members[0] as number] as Route;
+    // A group of one kind goes in together, in one bucket, in its order:
+    // decided where it is emitted, so no append lands before a replace of
+    // its key. A mixed one goes route by route in its own buckets, those
+    // without a gateway decided (and added) first; rebuilt, with the
+    // gateway routes.
+    const bucket = group.members.some((k) => hasGateway(target[k] as Route))
+      ? withGateway
+      : withoutGateway;
+    if (rebuild.get(first) || (group.ordered && needsRebuild(group.members, targetPosition))) {
+      for (const r of byKey().get(first) ?? []) {
+        if (!owned(r) || overwritten.has(r)) continue;
+        overwritten.add(r);
+        bucket.push({ op: "delete", route: r, reason: "stale" });
+      }
+      group.members.forEach((k, n) => {
+        const r = target[k] as Route;
+        held().set(r, true);
+        bucket.push(n === 0 ? { op: "replace", route: r } : { op: "append", route: r });
+      });
+      continue;
+    }
+    for (const k of group.members) {
+      if (!inPlace[k]) planOne(target[k] as Route, group.together ? bucket : undefined);
+    }
   }
 
   const superseded: RouteOp[] = [];
   const stale: RouteOp[] = [];
   for (const route of [...recreate, ...managed.filter((r) => !recreate.has(r))]) {
+    if (overwritten.has(route)) continue;
     if (stays(route) || recreate.has(route)) {
       if (recreate.has(route)) stale.push({ op: "delete", route, reason: "stale" });
       continue;
@@ -226,19 +324,50 @@ export function planRoutes(
   // to overwrite a route may run after that route's twin was appended. The
   // table is already wrong then; a window matters less than getting back
   // exactly.
-  if (restore) return [...stale, ...withoutGateway, ...withGateway, ...overwritingLinkRoutes];
-  return [...withoutGateway, ...withGateway, ...overwritingLinkRoutes, ...superseded, ...stale];
+  if (restore) {
+    return {
+      ops: [...stale, ...withoutGateway, ...withGateway, ...overwritingLinkRoutes],
+      conflicts: [],
+    };
+  }
+  const ops = [
+    ...withoutGateway,
+    ...withGateway,
+    ...overwritingLinkRoutes,
+    ...superseded,
+    ...stale,
+  ];
+  const deletes = ops.some((o) => o.op === "delete");
+  const conflicts = deletes
+    ? deleteConflicts(ops, (r) => (byKey().get(r) ?? []).filter(owned), positionOf).filter(
+        (r) => rebuild.get(r) !== true,
+      )
+    : [];
+  return { ops, conflicts };
 }
 
 /**
  * The route `replace` of `route` overwrites, among the current routes with
- * its key: the first (IPv6 prefers one that, like it, has or lacks a
- * gateway: fib6_add_rt2node).
+ * its key: the first (IPv6 prefers one that, like it, can or cannot be a
+ * multipath sibling: fib6_add_rt2node).
  */
 function firstWithKey(same: readonly Route[], route: Route): Route | undefined {
   if (route.family === 6) {
-    const like = same.find((r) => (r.gateway !== undefined) === (route.gateway !== undefined));
+    const like = same.find((r) => ecmpCapable(r) === ecmpCapable(route));
     if (like) return like;
   }
   return same[0];
+}
+
+/**
+ * Whether IPv6 joins the route with others of its key into one multipath
+ * route (rt6_qualify_for_ecmp): it has a gateway and no nexthop object.
+ */
+export function ecmpCapable(r: Route): boolean {
+  return r.nhid === undefined && (r.gateway !== undefined || r.hops !== undefined);
+}
+
+/** A route's (gateway, link) pairs: its paths, or itself. */
+function pathsOf(r: Route): readonly { gateway?: string; dev: string }[] {
+  return r.hops ?? [r];
 }

@@ -5,9 +5,19 @@
  * whatever got past validation.
  */
 
-import type { Route } from "./model";
+import type { Hop, Nexthop, Route } from "./model";
 import type { RouteOp } from "./plan-routes";
-import { DEFAULT_PROTOCOL, DEFAULT_ROUTE_TYPE, formatTable, TABLE_MAIN } from "./vocabulary/routes";
+import { attrWords } from "./vocabulary/attrs";
+import { NEXTHOP_ATTRS } from "./vocabulary/nexthop-attrs";
+import { lockedNames, ROUTE_ATTRS } from "./vocabulary/route-attrs";
+import {
+  DEFAULT_PROTOCOL,
+  DEFAULT_ROUTE_TYPE,
+  formatTable,
+  formatTos,
+  NEXTHOP_DEFAULT_PROTOCOL,
+  TABLE_MAIN,
+} from "./vocabulary/routes";
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/@+=-]+$/;
 
@@ -38,9 +48,29 @@ export function batchLine(tokens: readonly (string | number)[]): string {
  */
 function routeText(r: Route): string {
   let t = r.type !== DEFAULT_ROUTE_TYPE ? `${token(r.type)} ${token(r.dst)}` : token(r.dst);
-  if (r.gateway) t += ` via ${token(r.gateway)}`;
+  if (r.tos) t += ` tos ${token(formatTos(r.tos))}`;
+  if (r.from) t += ` from ${token(r.from)}`;
+  if (r.nhid !== undefined) t += ` nhid ${token(r.nhid)}`;
+  if (r.gateway) t += ` via ${gateway(r.gateway, r.family)}`;
   if (r.dev) t += ` dev ${token(r.dev)}`;
   if (r.prefsrc) t += ` src ${token(r.prefsrc)}`;
+  return t;
+}
+
+/** A gateway, `inet6 ADDR` when it is IPv6 on an IPv4 route (RFC 5549). */
+function gateway(gw: string, family: number): string {
+  return family === 4 && gw.includes(":") ? `inet6 ${token(gw)}` : token(gw);
+}
+
+/** A multipath route's paths: `nexthop ...` each, the end of the line (iproute2 reads them last). */
+function hopsText(r: Route): string {
+  let t = "";
+  for (const h of r.hops ?? ([] as Hop[])) {
+    t += " nexthop";
+    if (h.gateway) t += ` via ${gateway(h.gateway, r.family)}`;
+    t += ` dev ${token(h.dev)} weight ${token(h.weight)}`;
+    if (h.onlink) t += " onlink";
+  }
   return t;
 }
 
@@ -51,8 +81,13 @@ export function renderRouteReplace(r: Route, verb: "replace" | "append" = "repla
   let t = `route ${token(verb)} ${routeText(r)} scope ${token(r.scope)} metric ${token(r.metric)}`;
   if (r.protocol !== DEFAULT_PROTOCOL) t += ` proto ${token(r.protocol)}`;
   if (r.onlink) t += " onlink";
-  if (r.mtu) t += ` mtu ${token(r.mtu)}`;
-  return `${t} table ${table(r)}`;
+  if (r.mtu)
+    t +=
+      r.attrs && lockedNames(r.attrs).includes("mtu")
+        ? ` mtu lock ${token(r.mtu)}`
+        : ` mtu ${token(r.mtu)}`;
+  if (r.attrs) for (const w of attrWords(ROUTE_ATTRS, r.attrs)) t += ` ${token(w)}`;
+  return `${t} table ${table(r)}${hopsText(r)}`;
 }
 
 /**
@@ -63,7 +98,47 @@ export function renderRouteReplace(r: Route, verb: "replace" | "append" = "repla
  * alone can hit the wrong one. Scope, source and protocol make it exact.
  */
 export function renderRouteDelete(r: Route): string {
-  return `route del ${routeText(r)} scope ${token(r.scope)} metric ${token(r.metric)} proto ${token(r.protocol)} table ${table(r)}`;
+  let t = `route del ${routeText(r)}`;
+  // IPv6 keeps routes through no link on lo, and its delete compares no
+  // type: naming lo keeps it off a route of the key through a link.
+  if (r.family === 6 && !r.dev && !r.hops && r.nhid === undefined) t += " dev lo";
+  t += ` scope ${token(r.scope)} metric ${token(r.metric)} proto ${token(r.protocol)}`;
+  // IPv4 compares the metrics and realms a delete gives (fib_metrics_match, fib_nh_match).
+  if (r.family === 4 && r.attrs)
+    for (const w of attrWords(ROUTE_ATTRS, r.attrs)) t += ` ${token(w)}`;
+  return `${t} table ${table(r)}${hopsText(r)}`;
+}
+
+/**
+ * `nexthop replace id N ...` with everything the object has. An IPv6
+ * single nexthop without a gateway names `::` as its gateway, the one way
+ * a line of a batch without `-6` can give its family (the kernel takes
+ * `::` as no gateway); an IPv6 blackhole has no such way (nexthopNeeds6).
+ */
+export function renderNexthopReplace(n: Nexthop, verb: "replace" | "add" = "replace"): string {
+  let t = `nexthop ${token(verb)} id ${token(n.id)}`;
+  if (n.group) {
+    t += ` group ${n.group.map((m) => (m.weight === 1 ? token(m.id) : `${token(m.id)},${token(m.weight)}`)).join("/")}`;
+  } else if (n.blackhole) {
+    t += " blackhole";
+  } else {
+    const gw = n.gateway ?? (n.family === 6 ? "::" : undefined);
+    if (gw) t += ` via ${token(gw)}`;
+    if (n.dev) t += ` dev ${token(n.dev)}`;
+    if (n.onlink) t += " onlink";
+  }
+  for (const w of attrWords(NEXTHOP_ATTRS, n.attrs)) t += ` ${token(w)}`;
+  if (n.protocol !== NEXTHOP_DEFAULT_PROTOCOL) t += ` proto ${token(n.protocol)}`;
+  return t;
+}
+
+/** Whether a nexthop can only be written by `ip -6 -batch` (an IPv6 blackhole). */
+export function nexthopNeeds6(n: Nexthop): boolean {
+  return n.blackhole && n.family === 6;
+}
+
+export function renderNexthopDelete(n: Pick<Nexthop, "id">): string {
+  return `nexthop del id ${token(n.id)}`;
 }
 
 export function renderRouteOps(ops: readonly RouteOp[]): string[] {

@@ -5,7 +5,37 @@
  * was most of a plan's time, while each route's `dst` text is already at
  * hand and few routes share one.
  */
-import type { Route } from "./model";
+import type { Hop, Route } from "./model";
+import { sameAttrs } from "./vocabulary/attrs";
+import { ROUTE_ATTRS } from "./vocabulary/route-attrs";
+
+function sameHops(a: readonly Hop[] | undefined, b: readonly Hop[] | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as Hop;
+    const y = b[i] as Hop;
+    if (
+      x.gateway !== y.gateway ||
+      x.dev !== y.dev ||
+      x.weight !== y.weight ||
+      x.onlink !== y.onlink
+    )
+      return false;
+  }
+  return true;
+}
+
+/** The identity beyond the Kata-era fields: tos, from, nexthop object, paths, attributes. */
+function sameExtra(a: Route, b: Route): boolean {
+  return (
+    (a.tos ?? 0) === (b.tos ?? 0) &&
+    a.from === b.from &&
+    a.nhid === b.nhid &&
+    sameHops(a.hops, b.hops) &&
+    sameAttrs(ROUTE_ATTRS, a.attrs, b.attrs)
+  );
+}
 
 /**
  * Whether `routeIdentity(a, withProtocol) === routeIdentity(b, withProtocol)`
@@ -23,7 +53,8 @@ export function sameIdentity(a: Route, b: Route, withProtocol: boolean): boolean
     a.metric === b.metric &&
     a.onlink === b.onlink &&
     a.mtu === b.mtu &&
-    (!withProtocol || a.protocol === b.protocol)
+    (!withProtocol || a.protocol === b.protocol) &&
+    sameExtra(a, b)
   );
 }
 
@@ -62,6 +93,14 @@ export class IdentityIndex {
     return found;
   }
 
+  /** The routes of the set with the identity of `r`, in set order. */
+  matches(r: Route): Route[] {
+    const there = this.byDst.get(r.dst);
+    if (there === undefined) return [];
+    const list = Array.isArray(there) ? there : [there];
+    return list.filter((t) => sameIdentity(t, r, this.withProtocol));
+  }
+
   /** Whether a route with the identity of `r` is in the set. */
   has(r: Route): boolean {
     const there = this.byDst.get(r.dst);
@@ -72,34 +111,47 @@ export class IdentityIndex {
   }
 }
 
-type KeyOf = Pick<Route, "family" | "dst" | "metric">;
+type KeyOf = Pick<Route, "family" | "dst" | "metric" | "tos" | "from">;
+
+interface KeyEntry<V> {
+  family: number;
+  metric: number;
+  tos: number;
+  from: string | undefined;
+  value: V;
+}
+
+const sameKey = <V>(e: KeyEntry<V>, r: KeyOf) =>
+  e.family === r.family && e.metric === r.metric && e.tos === (r.tos ?? 0) && e.from === r.from;
 
 /**
- * Values by a route's kernel key (family, dst, metric: what routeKey
- * spells), found through the route's `dst` without building the key text.
+ * Values by a route's kernel key (family, dst, metric, tos, from: what
+ * routeKey spells), found through the route's `dst` without building the
+ * key text.
  */
 export class KeyMap<V> {
-  private readonly byDst = new Map<string, { family: number; metric: number; value: V }[]>();
+  private readonly byDst = new Map<string, KeyEntry<V>[]>();
 
   get(r: KeyOf): V | undefined {
     const list = this.byDst.get(r.dst);
     if (list === undefined) return undefined;
-    for (const e of list) if (e.family === r.family && e.metric === r.metric) return e.value;
+    for (const e of list) if (sameKey(e, r)) return e.value;
     return undefined;
   }
 
   set(r: KeyOf, value: V): void {
+    const entry = { family: r.family, metric: r.metric, tos: r.tos ?? 0, from: r.from, value };
     const list = this.byDst.get(r.dst);
     if (list === undefined) {
-      this.byDst.set(r.dst, [{ family: r.family, metric: r.metric, value }]);
+      this.byDst.set(r.dst, [entry]);
       return;
     }
     for (const e of list) {
-      if (e.family === r.family && e.metric === r.metric) {
+      if (sameKey(e, r)) {
         e.value = value;
         return;
       }
     }
-    list.push({ family: r.family, metric: r.metric, value });
+    list.push(entry);
   }
 }

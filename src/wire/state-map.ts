@@ -9,7 +9,9 @@ import {
   type Interface,
   InterfaceSchema,
   NeighborSchema,
+  NexthopSchema,
   type Neighbor as ProtoNeighbor,
+  type Nexthop as ProtoNexthop,
   type Route as ProtoRoute,
   type Rule as ProtoRule,
   RouteSchema,
@@ -19,11 +21,19 @@ import {
   type State,
   StateSchema,
 } from "../gen/network_pb";
+import { familyOf } from "../net/address";
 import type { Sysctl } from "../net/full-state";
-import type { Link, Neighbor, Route } from "../net/model";
+import {
+  type Attr,
+  type Link,
+  type Neighbor,
+  type Nexthop,
+  type Route,
+  routeDevs,
+} from "../net/model";
 import type { Rule } from "../net/rules";
 import { isManagedLink } from "../net/vocabulary/links";
-import { TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
+import { NEXTHOP_DEFAULT_PROTOCOL, TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
 
 export const ROUTE_TYPES: Record<string, RouteType> = {
   unicast: RouteType.UNICAST,
@@ -31,6 +41,11 @@ export const ROUTE_TYPES: Record<string, RouteType> = {
   unreachable: RouteType.UNREACHABLE,
   prohibit: RouteType.PROHIBIT,
   throw: RouteType.THROW,
+  local: RouteType.LOCAL,
+  broadcast: RouteType.BROADCAST,
+  anycast: RouteType.ANYCAST,
+  multicast: RouteType.MULTICAST,
+  nat: RouteType.NAT,
 };
 
 export const ROUTE_TYPE_NAMES: Record<number, string> = Object.fromEntries(
@@ -51,12 +66,15 @@ export const RULE_ACTION_NAMES: Record<number, Rule["action"]> = {
   [RuleAction.PROHIBIT]: "prohibit",
 };
 
-/** Whether a route is part of the state: not the kernel's own in table local, not a local/broadcast type, not on lo. */
+/** Whether a route is part of the state: not the kernel's own in table local, of a type the wire names, not through lo. */
 export function isStateRoute(r: Route): boolean {
   if ((r.table ?? TABLE_MAIN) === TABLE_LOCAL && r.protocol === "kernel") return false;
   if (!(r.type in ROUTE_TYPES)) return false;
-  return !(r.type === "unicast" && !isManagedLink(r.dev));
+  return routeDevs(r).every(isManagedLink);
 }
+
+const attrsToWire = (attrs: readonly Attr[] | undefined) =>
+  (attrs ?? []).map(([name, value]) => ({ name, value }));
 
 export function linkToWire(l: Link): Interface {
   return create(InterfaceSchema, {
@@ -83,6 +101,31 @@ export function routeToWire(r: Route): ProtoRoute {
     onlink: r.onlink,
     mtu: r.mtu,
     protocol: r.protocol,
+    attrs: attrsToWire(r.attrs),
+    hops: (r.hops ?? []).map((h) => ({
+      gateway: h.gateway ?? "",
+      device: h.dev,
+      weight: h.weight,
+      onlink: h.onlink,
+      family: h.gateway ? familyOf(h.gateway) : 0,
+    })),
+    nhid: r.nhid ?? 0,
+    tos: r.tos ?? 0,
+    from: r.from ?? "",
+  });
+}
+
+export function nexthopToWire(n: Nexthop): ProtoNexthop {
+  return create(NexthopSchema, {
+    id: n.id,
+    family: n.family,
+    gateway: n.gateway ?? "",
+    device: n.dev,
+    onlink: n.onlink,
+    blackhole: n.blackhole,
+    group: (n.group ?? []).map((m) => ({ id: m.id, weight: m.weight })),
+    protocol: n.protocol === NEXTHOP_DEFAULT_PROTOCOL ? "" : n.protocol,
+    attrs: attrsToWire(n.attrs),
   });
 }
 
@@ -115,7 +158,7 @@ export function neighborToWire(n: Neighbor): ProtoNeighbor {
 /**
  * A namespace's state as the wire State: links but lo, routes of every
  * table but the kernel's own in local, rules the model can carry,
- * permanent neighbours with a MAC, the sysctls given.
+ * permanent neighbours with a MAC, the sysctls given, the nexthop objects.
  */
 export function stateToWire(s: {
   links: readonly Link[];
@@ -123,6 +166,7 @@ export function stateToWire(s: {
   rules: readonly Rule[];
   neighbors: readonly Neighbor[];
   sysctls: readonly Sysctl[];
+  nexthops?: readonly Nexthop[];
 }): State {
   return create(StateSchema, {
     interfaces: s.links
@@ -134,5 +178,6 @@ export function stateToWire(s: {
       .filter((n) => n.state.includes("PERMANENT") && n.lladdr && isManagedLink(n.dev))
       .map(neighborToWire),
     sysctls: s.sysctls.map((x) => ({ key: x.key, value: x.value })),
+    nexthops: (s.nexthops ?? []).map(nexthopToWire),
   });
 }

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AddressSchema,
   Network,
+  NexthopSchema,
   RouteSchema,
   type RouteType,
   type State,
@@ -62,6 +63,7 @@ describe("Apply: all or nothing", () => {
       routes: await allRoutes(guest.ns),
       rules: await rules(guest.ns),
       sysctls: values,
+      nexthops: await guest.ns.json("nexthop", "show"),
     };
   }
 
@@ -130,6 +132,47 @@ describe("Apply: all or nothing", () => {
     expect(await everything()).toEqual(before);
   });
 
+  it("nexthop objects and a multipath route changed, then a sysctl the kernel refuses: objects and routes restored", async () => {
+    const gw = "10.248.246.145";
+    const withObjects = create(StateSchema, structuredClone(synced));
+    withObjects.nexthops = [
+      { id: 5, family: 4, gateway: gw, device: "eth0", onlink: true },
+      { id: 6, family: 4, gateway: "10.248.246.150", device: "eth0", onlink: true },
+      { id: 7, group: [{ id: 5, weight: 2 }, { id: 6 }] },
+    ].map((n) => create(NexthopSchema, n));
+    withObjects.routes.push(
+      create(RouteSchema, { table: 100, family: 4, dest: "10.11.0.0/16", nhid: 7 }),
+      create(RouteSchema, {
+        table: 100,
+        family: 4,
+        dest: "10.12.0.0/16",
+        hops: [
+          { gateway: gw, device: "eth0", weight: 1, onlink: true },
+          { gateway: "10.248.246.150", device: "eth0", weight: 3, onlink: true },
+        ],
+      }),
+    );
+    await client.unary(Network.method.apply, { desired: withObjects, exact: true });
+    const before = await everything();
+    expect((before.nexthops as unknown[]).length).toBe(3);
+    const next = create(StateSchema, structuredClone(withObjects));
+    // 5 changes in place, 6 goes (out of the group), 8 comes, and a route by it.
+    next.nexthops = [
+      { id: 5, family: 4, gateway: "10.248.246.151", device: "eth0", onlink: true },
+      { id: 7, group: [{ id: 5 }] },
+      { id: 8, family: 4, blackhole: true },
+    ].map((n) => create(NexthopSchema, n));
+    next.routes = next.routes.filter((r) => r.dest !== "10.12.0.0/16");
+    next.routes.push(create(RouteSchema, { table: 100, family: 4, dest: "10.13.0.0/16", nhid: 8 }));
+    next.sysctls = [sysctlOf("net.ipv4.ip_local_port_range", "50000 1000")];
+    const err = await applyFails(next);
+    expect(err.message).toContain("net.ipv4.ip_local_port_range");
+    expect(await everything()).toEqual(before);
+    // Back to the state the other tests start from.
+    await client.unary(Network.method.apply, { desired: synced, exact: true });
+    expect(await guest.ns.json("nexthop", "show")).toEqual([]);
+  });
+
   it("dry_run answers the plan, in order, and changes nothing", async () => {
     const before = await everything();
     const answer = await client.unary(Network.method.apply, {
@@ -184,8 +227,10 @@ describe("Apply: all or nothing", () => {
         /desired\.rules\[\d+\]\.iif: "eth0\\nrule flush"/,
       ],
       [
-        (s) => s.routes.push({ ...(s.routes[0] as State["routes"][number]), type: 9 as RouteType }),
-        /desired\.routes\[\d+\]\.type: 9/,
+        // 0-9 are route types (5-9 since issue 22: local, broadcast, anycast, multicast, nat).
+        (s) =>
+          s.routes.push({ ...(s.routes[0] as State["routes"][number]), type: 10 as RouteType }),
+        /desired\.routes\[\d+\]\.type: 10/,
       ],
     ];
     for (const [mutate, message] of cases) {

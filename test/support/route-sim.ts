@@ -23,12 +23,30 @@
  *   runs before a replace takes effect, so the route being overwritten still
  *   counts (the PTP subnet route reaches its gateway through the kernel's).
  *   Strict: IPv6 link-local gateways need their fe80::/64 like any other.
+ *   A multipath route needs every path reachable; a route by a nexthop
+ *   object is the nexthop model's concern (plan-nexthops tests);
+ * - the key includes IPv4's tos and IPv6's source prefix (`from`);
+ * - IPv6 keeps each path of a multipath route as a route of its own (a
+ *   sibling) and shows them as one: `append` of a route with a gateway
+ *   next to one of its key with a gateway (and no nexthop object) joins
+ *   it as another path; `replace` overwrites all paths of the route it
+ *   hits; a `del` naming one gateway and link takes that path only;
+ *   `append` refuses a route of the key with the same link and gateway,
+ *   or the same nexthop object, whatever its type (rt6_duplicate_nexthop).
  */
 import { cidrContains } from "../../src/net/address";
-import { type Route, routeIdentity, routeKey } from "../../src/net/model";
-import type { RouteOp } from "../../src/net/plan-routes";
+import {
+  type Attr,
+  type Hop,
+  makeRoute,
+  type Route,
+  routeIdentity,
+  routeKey,
+} from "../../src/net/model";
+import { ecmpCapable, type RouteOp } from "../../src/net/plan-routes";
 import { renderRouteDelete } from "../../src/net/render-batch";
-import { SCOPE_LINK } from "../../src/net/vocabulary/routes";
+import { ROUTE_ATTRS } from "../../src/net/vocabulary/route-attrs";
+import { parseTos, SCOPE_LINK } from "../../src/net/vocabulary/routes";
 
 export class SimError extends Error {
   override readonly name = "SimError";
@@ -63,26 +81,95 @@ export function contains(cidr: string, ip: string): boolean {
   return v;
 }
 
+/**
+ * A route as the kernel keeps it. An IPv6 multipath route is one entry per
+ * path (`sib` names the group, `weight` the path's), as fib6 keeps
+ * siblings; IPv4 keeps a multipath route as one entry with its `hops`.
+ */
+type Entry = Route & { sib?: number; weight?: number };
+
+/** The entries of a route as the kernel makes them. */
+function entriesOf(r: Route, sib: () => number): Entry[] {
+  if (r.family === 4 || !r.hops) return [{ ...r }];
+  const group = sib();
+  const { hops, ...rest } = r;
+  return hops.map((h) => ({
+    ...rest,
+    ...(h.gateway ? { gateway: h.gateway } : {}),
+    dev: h.dev,
+    onlink: h.onlink,
+    weight: h.weight,
+    sib: group,
+  }));
+}
+
+/** An entry without the kernel's bookkeeping: a route as a lone path shows. */
+function plain(e: Entry): Route {
+  const { sib: _s, weight: _w, ...r } = e;
+  return r;
+}
+
+const samePath = (e: Route, p: { gateway?: string; dev: string }) =>
+  e.dev === p.dev && e.gateway === p.gateway;
+
 export class RouteSim {
-  readonly routes: Route[];
+  private readonly entries: Entry[];
+  private nextSib = 1;
   /** Every operation applied, with what it did, for failure messages. */
   readonly log: string[] = [];
 
   constructor(routes: readonly Route[] = []) {
-    this.routes = routes.map((r) => ({ ...r }));
+    this.entries = routes.flatMap((r) => entriesOf(stored(r), () => this.nextSib++));
   }
 
-  /** Whether a gateway-less route of the table makes `r.gateway` reachable. */
+  /** The table as `ip route` shows it: IPv6 siblings as one multipath route. */
+  get routes(): Route[] {
+    const out: Route[] = [];
+    const seen = new Set<number>();
+    for (const e of this.entries) {
+      if (e.sib === undefined) {
+        out.push(plain(e));
+        continue;
+      }
+      if (seen.has(e.sib)) continue;
+      seen.add(e.sib);
+      const group = this.entries.filter((x) => x.sib === e.sib);
+      if (group.length === 1) {
+        out.push(plain(e));
+        continue;
+      }
+      const { gateway: _g, ...first } = plain(e);
+      out.push({
+        ...first,
+        dev: "",
+        onlink: false,
+        hops: group.map((x) => ({
+          ...(x.gateway ? { gateway: x.gateway } : {}),
+          dev: x.dev,
+          weight: x.weight ?? 1,
+          onlink: x.onlink,
+        })),
+      });
+    }
+    return out;
+  }
+
+  /** Whether a gateway-less route of the table makes each of r's gateways reachable. */
   private reaches(r: Route): boolean {
+    if (r.hops) return r.hops.every((h) => this.reaches({ ...r, ...h, hops: undefined }));
     const gw = r.gateway;
     if (gw === undefined || r.onlink) return true;
-    return this.routes.some(
+    // A gateway of the other family (IPv4 via inet6) is found in that family's routes.
+    const family = gw.includes(":") ? 6 : 4;
+    return this.entries.some(
       (c) =>
-        c.family === r.family &&
+        c.family === family &&
         c.type === "unicast" &&
         c.gateway === undefined &&
+        c.hops === undefined &&
+        c.nhid === undefined &&
         c.dev === r.dev &&
-        (r.family === 6 || c.scope === SCOPE_LINK) &&
+        (family === 6 || c.scope === SCOPE_LINK) &&
         contains(c.dst, gw),
     );
   }
@@ -90,18 +177,29 @@ export class RouteSim {
   private firstWithKey(r: Route): number {
     const key = routeKey(r);
     if (r.family === 6) {
-      const wantGw = r.gateway !== undefined;
-      const same = this.routes.findIndex(
-        (c) => routeKey(c) === key && (c.gateway !== undefined) === wantGw,
+      const same = this.entries.findIndex(
+        (c) => routeKey(c) === key && ecmpCapable(c) === ecmpCapable(r),
       );
       if (same >= 0) return same;
     }
-    return this.routes.findIndex((c) => routeKey(c) === key);
+    return this.entries.findIndex((c) => routeKey(c) === key);
+  }
+
+  /**
+   * Removes the entry at `at` and, when it is a path of an IPv6 multipath
+   * route, every other path; answers where each was.
+   */
+  private removeWithSiblings(at: number): { at: number }[] {
+    const e = this.entries[at] as Entry;
+    const gone = e.sib === undefined ? [e] : this.entries.filter((x) => x.sib === e.sib);
+    const where = gone.map((g) => ({ at: this.entries.indexOf(g) }));
+    for (const g of gone) this.entries.splice(this.entries.indexOf(g), 1);
+    return where;
   }
 
   replace(route: Route): void {
     const r = stored(route);
-    if (r.family === 4 && this.routes.some((c) => id(c) === id(r))) {
+    if (r.family === 4 && this.entries.some((c) => id(c) === id(r))) {
       this.log.push(`replace ${id(r)}: identical route present, nothing to do`);
       return;
     }
@@ -109,69 +207,140 @@ export class RouteSim {
     if (!this.reaches(r)) {
       throw new SimError(`replace ${id(r)}: Nexthop has invalid gateway`, INVALID_GATEWAY);
     }
+    const made = entriesOf(r, () => this.nextSib++);
     if (at >= 0) {
-      this.log.push(`replace ${id(r)}: overwrote ${id(this.routes[at] as Route)}`);
-      this.routes[at] = { ...r };
+      this.log.push(`replace ${id(r)}: overwrote ${id(this.entries[at] as Route)}`);
+      // IPv6 replaces every path of the route it overwrites (fib6_add_rt2node).
+      const gone = this.removeWithSiblings(at);
+      const pos = Math.min(at, ...gone.map((g) => g.at));
+      this.entries.splice(pos, 0, ...made);
     } else {
       this.log.push(`replace ${id(r)}: added`);
-      this.routes.push({ ...r });
+      this.entries.push(...made);
     }
   }
 
   /**
    * `append`: adds a route beside those with its key. IPv4 refuses an
-   * identical one, IPv6 one with the same link and gateway ("File exists").
+   * identical one, IPv6 one with the same link and gateway ("File exists");
+   * IPv6 joins a route with a gateway to one of its key with a gateway, as
+   * more paths of it.
    */
   append(route: Route): void {
     const r = stored(route);
-    const dup = this.routes.some((c) =>
+    const dup = this.entries.some((c) =>
       r.family === 4
         ? id(c) === id(r)
-        : routeKey(c) === routeKey(r) && c.dev === r.dev && c.gateway === r.gateway,
+        : routeKey(c) === routeKey(r) &&
+          (c.nhid !== undefined || r.nhid !== undefined
+            ? c.nhid === r.nhid
+            : paths(r).some((p) => samePath(c, p))),
     );
     if (dup) throw new SimError(`append ${id(r)}: File exists`, FILE_EXISTS);
     if (!this.reaches(r)) {
       throw new SimError(`append ${id(r)}: Nexthop has invalid gateway`, INVALID_GATEWAY);
     }
+    const made = entriesOf(r, () => this.nextSib++);
+    const at =
+      r.family === 6 && ecmpCapable(r)
+        ? this.entries.findIndex((c) => routeKey(c) === routeKey(r) && ecmpCapable(c))
+        : -1;
+    if (at >= 0) {
+      // A sibling of that route, but last in the list of the key's routes
+      // (fib6_add_rt2node appends after every route of the same metric):
+      // a delete meets the routes before it first.
+      const s = this.entries[at] as Entry;
+      s.sib ??= this.nextSib++;
+      for (const m of made) m.sib = s.sib;
+      this.log.push(`append ${id(r)}: joined ${id(s)} as more paths`);
+      this.entries.push(...made);
+      return;
+    }
     this.log.push(`append ${id(r)}: added`);
-    this.routes.push({ ...r });
+    this.entries.push(...made);
   }
 
   /**
    * `del`, as the kernel selects from what the rendered line gives
    * (fib_table_delete, ip6_route_del): key, then type, scope, source (IPv4)
    * and protocol when given, device and gateway when given, metric when
-   * not 0; the first match in metric order goes.
+   * not 0; the first match in metric order goes. IPv6 deletes each path
+   * named; without a gateway, every path of the route hit. Strict: what
+   * goes must be exactly the route named.
    */
   delete(r: Route): void {
-    const at = this.selectForDelete(parseDelete(renderRouteDelete(r)));
-    if (at < 0) throw new SimError(`delete ${id(r)}: No such process`, NO_SUCH_PROCESS);
-    const hit = this.routes[at] as Route;
-    if (id(hit) !== id(r)) {
-      throw new SimError(`delete ${id(r)}: removed another route, ${id(hit)}`);
+    const gone = this.select(parseDelete(renderRouteDelete(r)));
+    if (gone === undefined) throw new SimError(`delete ${id(r)}: No such process`, NO_SUCH_PROCESS);
+    const removed = r.family === 6 && r.hops ? gone : gone.slice(0, 1);
+    const want = r.family === 6 && r.hops ? entriesOf(r, () => 0) : [r];
+    const got = removed.map((e) => id(plain(e)));
+    if (got.join("|") !== want.map((e) => id(plain(e))).join("|")) {
+      throw new SimError(`delete ${id(r)}: removed another route, ${got.join(", ")}`);
     }
     this.log.push(`delete ${id(r)}`);
-    this.routes.splice(at, 1);
+    for (const e of removed) this.entries.splice(this.entries.indexOf(e), 1);
   }
 
-  /** The index `route del` with this selector removes, or -1. */
-  private selectForDelete(sel: DeleteSelector): number {
+  /**
+   * The entries `route del` with this selector removes (IPv6: one per path
+   * named, or every path of the route hit when no gateway is named), or
+   * undefined when it fails.
+   */
+  private select(sel: DeleteSelector): Entry[] | undefined {
     const family = sel.dst.includes(":") ? 6 : 4;
-    const hit = this.routes
-      .map((c, i) => ({ c, i }))
-      .filter(({ c }) => c.family === family && c.dst === sel.dst)
-      .sort((a, b) => a.c.metric - b.c.metric)
-      .find(
-        ({ c }) =>
-          (sel.metric === 0 || c.metric === sel.metric) &&
-          (sel.type === undefined || c.type === sel.type || family === 6) &&
-          (sel.scope === undefined || family === 6 || c.scope === sel.scope) &&
-          (sel.prefsrc === undefined || family === 6 || c.prefsrc === sel.prefsrc) &&
-          (sel.protocol === undefined || c.protocol === sel.protocol) &&
-          (sel.dev === undefined || c.dev === sel.dev) &&
-          (sel.gateway === undefined || c.gateway === sel.gateway),
-      );
-    return hit ? hit.i : -1;
+    if (family === 6 && sel.hops) {
+      const out: Entry[] = [];
+      for (const h of sel.hops) {
+        const e = this.first(sel, family, h);
+        if (e === undefined) return undefined;
+        out.push(e);
+      }
+      return out;
+    }
+    const e = this.first(sel, family, sel);
+    if (e === undefined) return undefined;
+    if (family === 6 && e.sib !== undefined && sel.gateway === undefined) {
+      return this.entries.filter((x) => x.sib === e.sib);
+    }
+    return [e];
+  }
+
+  private first(
+    sel: DeleteSelector,
+    family: number,
+    path: { gateway?: string; dev?: string },
+  ): Entry | undefined {
+    return this.entries
+      .filter((c) => c.family === family && c.dst === sel.dst)
+      .sort((a, b) => a.metric - b.metric)
+      .find((c) => {
+        if (sel.metric !== 0 && c.metric !== sel.metric) return false;
+        if ((c.tos ?? 0) !== (sel.tos ?? 0) || c.from !== sel.from) return false;
+        if (sel.protocol !== undefined && c.protocol !== sel.protocol) return false;
+        if (family === 6) {
+          // ip6_route_del: a route by a nexthop object goes whatever the line says of
+          // links, unless it names another object; no type, scope, source or metrics.
+          if (c.nhid !== undefined) return sel.nhid === undefined || sel.nhid === c.nhid;
+          if (sel.nhid !== undefined) return false;
+          const dev = c.dev === "" ? "lo" : c.dev;
+          return (
+            (path.dev === undefined || dev === path.dev) &&
+            (path.gateway === undefined || c.gateway === path.gateway)
+          );
+        }
+        return (
+          (sel.type === undefined || c.type === sel.type) &&
+          (sel.scope === undefined || c.scope === sel.scope) &&
+          (sel.prefsrc === undefined || c.prefsrc === sel.prefsrc) &&
+          (sel.nhid === undefined || c.nhid === sel.nhid) &&
+          (!sel.hops || sameHopList(c.hops, sel.hops)) &&
+          (sel.hops || !c.hops || sel.dev === undefined) &&
+          (path.dev === undefined || c.dev === path.dev || (c.hops !== undefined && !!sel.hops)) &&
+          (path.gateway === undefined || c.gateway === path.gateway) &&
+          // fib_metrics_match, fib_nh_match's flow: what the line gives must be the route's.
+          (sel.attrs ?? []).every(([n, v]) => c.attrs?.some(([m, w]) => m === n && w === v))
+        );
+      });
   }
 
   /**
@@ -183,10 +352,10 @@ export class RouteSim {
     const t = line.split(" ");
     if (t[0] !== "route") throw new SimError(`not a route line: ${line}`);
     if (t[1] === "del") {
-      const at = this.selectForDelete(parseDelete(line));
-      if (at < 0) throw new SimError(`${line}: No such process`, NO_SUCH_PROCESS);
-      this.log.push(`${line}: removed ${id(this.routes[at] as Route)}`);
-      this.routes.splice(at, 1);
+      const gone = this.select(parseDelete(line));
+      if (gone === undefined) throw new SimError(`${line}: No such process`, NO_SUCH_PROCESS);
+      this.log.push(`${line}: removed ${gone.map((e) => id(plain(e))).join(", ")}`);
+      for (const e of gone) this.entries.splice(this.entries.indexOf(e), 1);
       return;
     }
     const r = parseRouteLine(line);
@@ -209,14 +378,53 @@ export class RouteSim {
 }
 
 interface DeleteSelector {
+  attrs?: Attr[];
   type?: string;
   dst: string;
+  tos?: number;
+  from?: string;
+  nhid?: number;
   gateway?: string;
   dev?: string;
+  hops?: Hop[];
   prefsrc?: string;
   scope?: number;
   metric: number;
   protocol?: string;
+}
+
+/** A route's (gateway, link) pairs: its paths, or itself. */
+function paths(r: Pick<Route, "gateway" | "dev" | "hops">): { gateway?: string; dev: string }[] {
+  return r.hops ?? [{ ...(r.gateway ? { gateway: r.gateway } : {}), dev: r.dev }];
+}
+
+function sameHopList(a: readonly Hop[] | undefined, b: readonly Hop[] | undefined): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/** Reads `via [inet6] ADDR` at t[i] (after "via"); the new index and the address. */
+function via(t: string[], i: number): [number, string] {
+  if (t[i] === "inet6") return [i + 2, t[i + 1] ?? ""];
+  return [i + 1, t[i] ?? ""];
+}
+
+/** `nexthop via G dev D weight W [onlink]` ... to the end of the line, from t[i]. */
+function parseHops(t: string[], i: number): Hop[] {
+  const hops: Hop[] = [];
+  while (i < t.length) {
+    if (t[i++] !== "nexthop") throw new SimError(`expected nexthop in ${t.join(" ")}`);
+    const h: Hop = { dev: "", weight: 1, onlink: false };
+    while (i < t.length && t[i] !== "nexthop") {
+      const k = t[i++];
+      if (k === "onlink") h.onlink = true;
+      else if (k === "via") [i, h.gateway] = via(t, i);
+      else if (k === "dev") h.dev = t[i++] ?? "";
+      else if (k === "weight") h.weight = Number(t[i++]);
+      else throw new SimError(`unknown path token ${k} in ${t.join(" ")}`);
+    }
+    hops.push(h.gateway === undefined ? h : { gateway: h.gateway, ...h });
+  }
+  return hops;
 }
 
 /** A rendered `route replace|append` line back into a route. */
@@ -225,33 +433,43 @@ function parseRouteLine(line: string): Route {
   let i = 2;
   const type = /^[a-z]+$/.test(t[i] ?? "") ? (t[i++] as string) : "unicast";
   const dst = t[i++] ?? "";
-  const r: Route = {
-    family: dst.includes(":") ? 6 : 4,
-    dst,
-    dev: "",
-    scope: 0,
-    metric: 0,
-    onlink: false,
-    mtu: 0,
-    protocol: "boot",
-    type,
-  };
+  const family = dst.includes(":") ? 6 : 4;
+  const r: Route = makeRoute(family, dst, undefined, "", undefined, 0, 0, false, 0, "boot", type);
+  const attrs: Attr[] = [];
+  const locks: string[] = [];
   while (i < t.length) {
-    const k = t[i++];
+    const k = t[i++] as string;
     if (k === "onlink") {
       r.onlink = true;
       continue;
     }
+    if (k === "nexthop") {
+      r.hops = parseHops(t, i - 1);
+      break;
+    }
+    if (k === "via") {
+      [i, r.gateway] = via(t, i);
+      continue;
+    }
+    if (t[i] === "lock") {
+      locks.push(k);
+      i++;
+    }
     const v = t[i++] ?? "";
-    if (k === "via") r.gateway = v;
-    else if (k === "dev") r.dev = v;
+    if (k === "dev") r.dev = v;
     else if (k === "src") r.prefsrc = v;
     else if (k === "scope") r.scope = Number(v);
     else if (k === "metric") r.metric = Number(v);
     else if (k === "proto") r.protocol = v;
     else if (k === "mtu") r.mtu = Number(v);
+    else if (k === "tos") r.tos = parseTos(v);
+    else if (k === "from") r.from = v;
+    else if (k === "nhid") r.nhid = Number(v);
+    else if (ROUTE_ATTRS.has(k)) attrs.push([k, v]);
     else if (k !== "table" || v !== "main") throw new SimError(`unknown token ${k} in ${line}`);
   }
+  if (locks.length) attrs.push(["lock", locks.sort().join(",")]);
+  if (attrs.length) r.attrs = attrs.sort((a, b) => (a[0] < b[0] ? -1 : 1));
   return r;
 }
 
@@ -262,12 +480,19 @@ function parseDelete(line: string): DeleteSelector {
   let i = 2;
   const type = /^[a-z]+$/.test(t[i] ?? "") ? t[i++] : undefined;
   const sel: DeleteSelector = { dst: t[i++] ?? "", metric: 0, ...(type ? { type } : {}) };
-  for (; i < t.length; i += 2) {
+  while (i < t.length) {
+    const k = t[i];
+    if (k === "nexthop") {
+      sel.hops = parseHops(t, i);
+      break;
+    }
+    if (k === "via") {
+      [i, sel.gateway] = via(t, i + 1);
+      continue;
+    }
     const v = t[i + 1] ?? "";
-    switch (t[i]) {
-      case "via":
-        sel.gateway = v;
-        break;
+    i += 2;
+    switch (k) {
       case "dev":
         sel.dev = v;
         break;
@@ -283,11 +508,33 @@ function parseDelete(line: string): DeleteSelector {
       case "proto":
         sel.protocol = v;
         break;
+      case "tos":
+        sel.tos = parseTos(v);
+        break;
+      case "from":
+        sel.from = v;
+        break;
+      case "nhid":
+        sel.nhid = Number(v);
+        break;
       case "table":
         // One model is one table; a caller with several keeps one model each (plan-tables tests).
         break;
       default:
-        throw new SimError(`unknown token ${t[i]} in ${line}`);
+        if (k === undefined || !ROUTE_ATTRS.has(k))
+          throw new SimError(`unknown token ${k} in ${line}`);
+        if (v === "lock") {
+          // `NAME lock VALUE`: the lock bits are compared as one more metric.
+          const locks = (sel.attrs ?? []).find(([n]) => n === "lock")?.[1];
+          sel.attrs = [
+            ...(sel.attrs ?? []).filter(([n]) => n !== "lock"),
+            [k, t[i] ?? ""],
+            ["lock", [...(locks ? locks.split(",") : []), k].sort().join(",")],
+          ];
+          i++;
+          break;
+        }
+        sel.attrs = [...(sel.attrs ?? []), [k, v]];
     }
   }
   return sel;

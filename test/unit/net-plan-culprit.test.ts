@@ -79,6 +79,7 @@ const desired: DesiredState = {
     { family: 4, ip: "10.1.0.1", dev: "eth0", lladdr: "02:00:00:00:00:09", router: true },
   ],
   sysctls: [],
+  nexthops: [],
 };
 
 describe("culpritOf", () => {

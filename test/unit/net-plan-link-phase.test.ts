@@ -96,7 +96,14 @@ describe("planLinkPhase: an MTU below 1280", () => {
   it("plans no delete of what the kernel takes itself (routes, permanent IPv6 neighbours)", () => {
     const plan = planApply(
       current,
-      { links: [want(1200)], routes: [routes[0] as Route], rules: [], neighbors: [], sysctls: [] },
+      {
+        links: [want(1200)],
+        routes: [routes[0] as Route],
+        rules: [],
+        neighbors: [],
+        sysctls: [],
+        nexthops: [],
+      },
       { exact: true },
     );
     expect(plan.batch).toContain("link set dev eth0 mtu 1200");
@@ -108,7 +115,14 @@ describe("planLinkPhase: an MTU below 1280", () => {
   it("at 1280 the link keeps IPv6: the same plan deletes the routes and neighbour", () => {
     const plan = planApply(
       current,
-      { links: [want(1280)], routes: [routes[0] as Route], rules: [], neighbors: [], sysctls: [] },
+      {
+        links: [want(1280)],
+        routes: [routes[0] as Route],
+        rules: [],
+        neighbors: [],
+        sysctls: [],
+        nexthops: [],
+      },
       { exact: true },
     );
     expect(plan.links.ipv6Off).toEqual(new Set());

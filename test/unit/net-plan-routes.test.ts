@@ -9,6 +9,7 @@ import { impliedKernelRoutes } from "../../src/net/kernel-routes";
 import { type Link, type Route, routeIdentity, routeKey } from "../../src/net/model";
 import { planRoutes, type RouteOp } from "../../src/net/plan-routes";
 import { SCOPE_LINK } from "../../src/net/vocabulary/routes";
+import { explain, same, simulate } from "../support/plan-story";
 import { contains, RouteSim } from "../support/route-sim";
 import { planRoutes as planRoutesV1 } from "./oracle/plan-routes-v1";
 
@@ -234,35 +235,6 @@ const arbScenario: fc.Arbitrary<Scenario> = arbLinks.chain((links) => {
 const ids = (routes: readonly Route[], withProtocol = false) =>
   routes.map((r) => routeIdentity(r, withProtocol)).sort();
 
-function explain(s: Scenario, ops: readonly RouteOp[], sim?: RouteSim): string {
-  return JSON.stringify(
-    {
-      current: s.current.map((r) => routeIdentity(r, true)),
-      desired: s.desired.map((r) => routeIdentity(r, true)),
-      kernel: s.kernel.map((r) => routeIdentity(r, true)),
-      ops: ops.map((o) => `${o.op} ${routeIdentity(o.route, true)}`),
-      log: sim?.log,
-    },
-    null,
-    1,
-  );
-}
-
-/** Applies `ops` to `table` in the model; a failure throws with the whole story. */
-function simulate(s: Scenario, table: readonly Route[], ops: readonly RouteOp[]): RouteSim {
-  const sim = new RouteSim(table);
-  try {
-    return sim.applyAll(ops);
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\n${explain(s, ops, sim)}`);
-  }
-}
-
-/** toEqual, with the (costly) explanation built only on failure. */
-function same<T>(got: T, want: T, why: () => string): void {
-  if (JSON.stringify(got) !== JSON.stringify(want)) expect(got, why()).toEqual(want);
-}
-
 /** What the agent's rollback plans with (src/agent/apply-routes.ts). */
 const ROLLBACK = { exact: true, deletesFirst: true } as const;
 
@@ -376,6 +348,32 @@ const K6 = (dst: string, dev: string) =>
   R({ family: 6, dst, dev, metric: 256, protocol: "kernel" });
 const opLine = (o: RouteOp) => `${o.op} ${o.route.dst} ${o.route.dev}`;
 
+/** Whether `ops` apply to `table` in the kernel model without a failure. */
+function appliesInModel(table: readonly Route[], ops: readonly RouteOp[]): boolean {
+  try {
+    new RouteSim(table).applyAll(ops);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a table has two routes of one key not made by the kernel (what
+ * `ip route append` makes): since issue 22 those are planned as a group
+ * (route-groups.ts: together, IPv4's in their order), which the old
+ * planner did not know of, so its plans for such a table are no oracle.
+ */
+function hasAppendGroup(routes: readonly Route[]): boolean {
+  const seen = new Set<string>();
+  for (const r of routes) {
+    if (r.protocol === "kernel") continue;
+    if (seen.has(routeKey(r))) return true;
+    seen.add(routeKey(r));
+  }
+  return false;
+}
+
 describe("planRoutes against the planner it replaced (identity strings; oracle/plan-routes-v1.ts)", () => {
   it("(f) the same operations, in the same order, in every mode", () => {
     fc.assert(
@@ -392,6 +390,11 @@ describe("planRoutes against the planner it replaced (identity strings; oracle/p
           [s.current, half, { exact: true }],
         ];
         for (const [from, to, options] of cases) {
+          // IPv6 joins an appended gateway route to a leftover one of its key
+          // (the model says so since issue 22): a multipath route the old
+          // planner knew nothing of, so its plans for such a table are no oracle.
+          if ([...from, ...to].some((r) => r.hops)) continue;
+          if (hasAppendGroup(to)) continue;
           const want = planRoutesV1(from, to, options);
           same(planRoutes(from, to, options), want, () =>
             JSON.stringify({ options, from, to, want }, null, 1),
@@ -435,7 +438,12 @@ describe("planRoutes against the planner it replaced (identity strings; oracle/p
         const changed = t.map(([i, f]) => tweak(s.current[i % s.current.length] as Route, f));
         for (const desired of [changed, [...s.desired, ...changed]]) {
           for (const options of [{ kernel: s.kernel }, { exact: true }, ROLLBACK]) {
+            if (hasAppendGroup(desired)) continue;
             const want = planRoutesV1(s.current, desired, options);
+            // Two routes of one key where the old plan fails in the kernel
+            // model (an append the kernel refuses, a replace of what was just
+            // appended): the old planner is no oracle there.
+            if (!appliesInModel(s.current, want)) continue;
             same(planRoutes(s.current, desired, options), want, () =>
               JSON.stringify({ options, current: s.current, desired, want }, null, 1),
             );

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { Route } from "../../src/net/model";
 import {
   batchLine,
+  renderNexthopDelete,
+  renderNexthopReplace,
   renderRouteDelete,
   renderRouteOps,
   renderRouteReplace,
@@ -188,5 +190,95 @@ describe("renderRouteOps", () => {
       "route append fe80::/64 dev eth1 scope 0 metric 256 proto kernel table main",
       "route del 0.0.0.0/0 via 10.0.0.1 dev eth0 scope 0 metric 0 proto boot table main",
     ]);
+  });
+});
+
+describe("the route vocabulary (issue 22)", () => {
+  it.each<[string, Route, string, string]>([
+    [
+      "multipath: paths last, each with its weight",
+      r({
+        dev: "",
+        hops: [
+          { gateway: "10.0.0.1", dev: "eth0", weight: 1, onlink: false },
+          { gateway: "fd00::1", dev: "eth1", weight: 3, onlink: true },
+        ],
+      }),
+      "route replace 0.0.0.0/0 scope 0 metric 0 table main nexthop via 10.0.0.1 dev eth0 weight 1 nexthop via inet6 fd00::1 dev eth1 weight 3 onlink",
+      "route del 0.0.0.0/0 scope 0 metric 0 proto boot table main nexthop via 10.0.0.1 dev eth0 weight 1 nexthop via inet6 fd00::1 dev eth1 weight 3 onlink",
+    ],
+    [
+      "tos, a nexthop object, metrics with a lock, realms",
+      r({
+        dst: "100.64.0.0/12",
+        dev: "",
+        tos: 0x04,
+        nhid: 7,
+        mtu: 1400,
+        attrs: [
+          ["advmss", "1200"],
+          ["lock", "advmss,mtu"],
+          ["realms", "3/7"],
+          ["rtt", "100ms"],
+        ],
+      }),
+      "route replace 100.64.0.0/12 tos 0x04 nhid 7 scope 0 metric 0 mtu lock 1400 advmss lock 1200 realms 3/7 rtt 100ms table main",
+      "route del 100.64.0.0/12 tos 0x04 nhid 7 scope 0 metric 0 proto boot advmss lock 1200 realms 3/7 rtt 100ms table main",
+    ],
+    [
+      "IPv6 from, pref and expires; a blackhole through no link is deleted on lo",
+      r({
+        family: 6,
+        dst: "2001:db8::/48",
+        from: "fd00::/64",
+        dev: "",
+        metric: 1024,
+        type: "blackhole",
+        attrs: [
+          ["expires", "600"],
+          ["pref", "high"],
+        ],
+      }),
+      "route replace blackhole 2001:db8::/48 from fd00::/64 scope 0 metric 1024 expires 600 pref high table main",
+      "route del blackhole 2001:db8::/48 from fd00::/64 dev lo scope 0 metric 1024 proto boot table main",
+    ],
+  ])("%s", (_name, route, replace, del) => {
+    expect(renderRouteReplace(route)).toBe(replace);
+    expect(renderRouteDelete(route)).toBe(del);
+  });
+
+  it("nexthop objects: singles (IPv6 without a gateway via ::), blackholes, groups with weights, attributes", () => {
+    const base = { onlink: false, blackhole: false, protocol: "unspec" } as const;
+    expect(
+      renderNexthopReplace({ ...base, id: 5, family: 4, gateway: "10.0.0.1", dev: "eth0" }),
+    ).toBe("nexthop replace id 5 via 10.0.0.1 dev eth0");
+    expect(
+      renderNexthopReplace({ ...base, id: 6, family: 6, dev: "eth0", protocol: "static" }),
+    ).toBe("nexthop replace id 6 via :: dev eth0 proto static");
+    expect(renderNexthopReplace({ ...base, id: 7, family: 4, dev: "", blackhole: true })).toBe(
+      "nexthop replace id 7 blackhole",
+    );
+    expect(
+      renderNexthopReplace({
+        ...base,
+        id: 8,
+        family: 0,
+        dev: "",
+        group: [
+          { id: 5, weight: 2 },
+          { id: 6, weight: 1 },
+        ],
+        attrs: [
+          ["buckets", "8"],
+          ["type", "resilient"],
+        ],
+      }),
+    ).toBe("nexthop replace id 8 group 5,2/6 type resilient buckets 8");
+    expect(renderNexthopDelete({ id: 8 })).toBe("nexthop del id 8");
+  });
+
+  it("refuses an attribute value that would be more than one token", () => {
+    const bad = r({ attrs: [["congctl", "cubic\nroute flush"]] });
+    expect(() => renderRouteReplace(bad)).toThrow(UnsafeTokenError);
   });
 });

@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { splitJsonDocuments } from "../../src/net/json-documents";
+import type { Route } from "../../src/net/model";
 import { parseAllTableRoutes, parseRoutes } from "../../src/net/parse-ip-json";
 import { canonicalDst } from "../../src/net/vocabulary/routes";
 import * as v1 from "./oracle/parse-ip-json-v1";
@@ -57,6 +58,21 @@ const dst = fc.oneof(
   fc.string({ maxLength: 8 }),
 );
 
+/**
+ * A route of every table as the Kata-era parser saw it: since issue 22 an
+ * IPv4 route keeps an IPv6 gateway, an IPv6 local (anycast, multicast)
+ * route keeps lo as its link, and tos, from, nhid and attributes are
+ * carried (test/unit/net-parse-routes.test.ts covers those).
+ */
+function asBefore(r: Route): Route {
+  const { tos: _t, from: _f, hops: _h, nhid: _n, attrs: _a, ...old } = r;
+  const out: Route = { ...old };
+  if (out.gateway !== undefined && out.family === 4 && out.gateway.includes(":"))
+    delete out.gateway;
+  if (out.family === 6 && out.type !== "unicast" && out.dev === "lo") out.dev = "";
+  return out;
+}
+
 const routeObject = fc.record(
   {
     type: fc.constantFrom("unicast", "local", "broadcast", "blackhole", "unreachable", 3),
@@ -86,8 +102,10 @@ describe("ip -json parsing against the version it replaced", () => {
         expect(outcome(() => parseRoutes(doc, fam))).toStrictEqual(
           outcome(() => v1.parseRoutes(doc, fam)),
         );
-        expect(outcome(() => parseAllTableRoutes(doc))).toStrictEqual(
-          outcome(() => v1.parseAllTableRoutes(doc)),
+        // Multipath routes are carried as paths since issue 22: the old parser is no oracle for them.
+        const single = doc.filter((o) => !(o && typeof o === "object" && "nexthops" in o));
+        expect(outcome(() => parseAllTableRoutes(single).map(asBefore))).toStrictEqual(
+          outcome(() => v1.parseAllTableRoutes(single)),
         );
       }),
       { numRuns: 10_000 },

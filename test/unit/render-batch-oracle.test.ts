@@ -25,29 +25,49 @@ const num = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(0, 1, 253, 1024, 1400) },
   fc.constantFrom(-1, Number.NaN, 1e21, 0.5),
 );
-const route: fc.Arbitrary<Route> = fc.record(
-  {
-    family: fc.constantFrom(4 as const, 6 as const),
-    table: fc.constantFrom(254, 255, 253, 100, -5),
-    dst: text(fc.constantFrom("10.0.0.0/24", "::/0", "2001:db8::/64")),
-    gateway: text(fc.constantFrom("10.0.0.1", "fe80::1")),
-    dev: text(fc.constantFrom("eth0", "eth1.100")),
-    prefsrc: text(fc.constantFrom("10.0.0.2", "2001:db8::2")),
-    scope: num,
-    metric: num,
-    onlink: fc.boolean(),
-    mtu: num,
-    protocol: text(fc.constantFrom("boot", "kernel", "static", "99")),
-    type: text(fc.constantFrom("unicast", "unicast", "blackhole", "local")),
-  },
-  {
-    requiredKeys: ["family", "dst", "dev", "scope", "metric", "onlink", "mtu", "protocol", "type"],
-  },
-);
+const route: fc.Arbitrary<Route> = fc
+  .record(
+    {
+      family: fc.constantFrom(4 as const, 6 as const),
+      table: fc.constantFrom(254, 255, 253, 100, -5),
+      dst: text(fc.constantFrom("10.0.0.0/24", "::/0", "2001:db8::/64")),
+      gateway: text(fc.constantFrom("10.0.0.1", "fe80::1")),
+      dev: text(fc.constantFrom("eth0", "eth1.100")),
+      prefsrc: text(fc.constantFrom("10.0.0.2", "2001:db8::2")),
+      scope: num,
+      metric: num,
+      onlink: fc.boolean(),
+      mtu: num,
+      protocol: text(fc.constantFrom("boot", "kernel", "static", "99")),
+      type: text(fc.constantFrom("unicast", "unicast", "blackhole", "local")),
+    },
+    {
+      requiredKeys: [
+        "family",
+        "dst",
+        "dev",
+        "scope",
+        "metric",
+        "onlink",
+        "mtu",
+        "protocol",
+        "type",
+      ],
+    },
+    // An IPv4 route via an IPv6 gateway is `via inet6 ADDR` since issue 22 (the
+    // old renderer wrote `via ADDR`, which iproute2 refuses on an IPv4 route):
+    // net-render-batch.test.ts has that case; the oracle holds for the rest.
+  )
+  .filter((r) => !(r.family === 4 && r.gateway !== undefined && /^fe80::1$/.test(r.gateway)));
 const op: fc.Arbitrary<RouteOp> = fc.oneof(
   route.map((r) => ({ op: "replace" as const, route: r })),
   route.map((r) => ({ op: "append" as const, route: r })),
-  route.map((r) => ({ op: "delete" as const, route: r, reason: "stale" as const })),
+  // An IPv6 delete of a route through no link names lo since issue 22 (the
+  // kernel compares no type: the old line could hit a route of the key
+  // through a link); net-render-batch.test.ts has that case.
+  route
+    .filter((r) => !(r.family === 6 && !r.dev))
+    .map((r) => ({ op: "delete" as const, route: r, reason: "stale" as const })),
 );
 
 describe("route rendering against the version it replaced", () => {

@@ -162,3 +162,71 @@ export function canonicalDst(dest: string, family: Family): string | undefined {
   if (slash >= 0 && family === 4 && ip.text === addr && isNetwork4(ip.bytes, prefix)) return dest;
   return `${networkText(ip.bytes, prefix)}/${len}`;
 }
+
+/**
+ * The dsfield names iproute2 prints for a route's tos when its
+ * /etc/iproute2/rt_dsfield has them (Debian's default file): a pod read on
+ * a host with that file shows `CS1` where the guest, without it, shows 0x20.
+ */
+const DSFIELD_NAMES: Record<string, number> = {
+  default: 0x00,
+  AF11: 0x28,
+  AF12: 0x30,
+  AF13: 0x38,
+  AF21: 0x48,
+  AF22: 0x50,
+  AF23: 0x58,
+  AF31: 0x68,
+  AF32: 0x70,
+  AF33: 0x78,
+  AF41: 0x88,
+  AF42: 0x90,
+  AF43: 0x98,
+  CS1: 0x20,
+  CS2: 0x40,
+  CS3: 0x60,
+  CS4: 0x80,
+  CS5: 0xa0,
+  CS6: 0xc0,
+  CS7: 0xe0,
+  EF: 0xb8,
+};
+
+/** A route's tos as `ip -j` prints it (`0x04`, a dsfield name, a number) to 0-255; undefined when unknown. */
+export function parseTos(v: unknown): number | undefined {
+  if (typeof v === "number") return Number.isInteger(v) && v >= 0 && v <= 255 ? v : undefined;
+  if (typeof v !== "string") return undefined;
+  if (v in DSFIELD_NAMES) return DSFIELD_NAMES[v];
+  if (!/^(0x[0-9a-fA-F]{1,2}|\d{1,3})$/.test(v)) return undefined;
+  const n = Number(v);
+  return n <= 255 ? n : undefined;
+}
+
+/** A tos as iproute2 takes it: `0x04`. */
+export function formatTos(tos: number): string {
+  return `0x${tos.toString(16).padStart(2, "0")}`;
+}
+
+/**
+ * Route types (rtm_type) by what a route of the type needs: a link
+ * (`local`, `broadcast`, `anycast`, `multicast`, and `unicast`, which may
+ * have a gateway), or nothing at all (the rest: no link, no gateway).
+ */
+export const LINKLESS_ROUTE_TYPES: ReadonlySet<string> = new Set([
+  "blackhole",
+  "unreachable",
+  "prohibit",
+  "throw",
+  "nat",
+]);
+
+export const LINK_ROUTE_TYPES: ReadonlySet<string> = new Set([
+  "unicast",
+  "local",
+  "broadcast",
+  "anycast",
+  "multicast",
+]);
+
+/** The protocol of a nexthop object made without one. */
+export const NEXTHOP_DEFAULT_PROTOCOL = "unspec";

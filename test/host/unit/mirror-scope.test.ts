@@ -43,7 +43,38 @@ const pod: PodFullState = {
     route("10.1.0.0/24", "eth0"),
     route("10.99.0.0/16", "tun0"),
     route("10.9.0.1/32", "tun0", { table: 255, protocol: "kernel", type: "local", scope: 254 }),
-    route("10.7.0.0/16", "eth0", { table: 200, type: "local" }),
+    route("10.7.0.0/16", "eth0", { table: 200, type: "xresolve" }),
+    // Carried since issue 22: a local route in a user table, multipath, a nexthop object.
+    route("10.8.0.0/16", "eth0", { table: 200, type: "local", scope: 254 }),
+    route("10.6.0.0/16", "", {
+      scope: 0,
+      hops: [
+        { gateway: "10.1.0.1", dev: "eth0", weight: 1, onlink: false },
+        { gateway: "10.9.0.9", dev: "tun0", weight: 1, onlink: false },
+      ],
+    }),
+    route("10.5.0.0/16", "", { scope: 0, nhid: 3 }),
+    route("10.4.0.0/16", "", { scope: 0, nhid: 4 }),
+  ],
+  nexthops: [
+    {
+      id: 3,
+      family: 4,
+      gateway: "10.9.0.9",
+      dev: "tun0",
+      onlink: false,
+      blackhole: false,
+      protocol: "unspec",
+    },
+    {
+      id: 4,
+      family: 4,
+      gateway: "10.1.0.1",
+      dev: "eth0",
+      onlink: false,
+      blackhole: false,
+      protocol: "unspec",
+    },
   ],
   rules: [
     { family: 4, priority: 100, not: false, iif: "tun0", action: "lookup", table: 100 },
@@ -79,7 +110,13 @@ describe("scopeMirror", () => {
 
   it("leaves out a link without a MAC with its routes, neighbours and sysctls; keeps rules naming it", () => {
     expect(sent.links.map((l) => l.name)).toEqual(["lo", "eth0"]);
-    expect(sent.routes.map((r) => r.dst)).toEqual(["10.1.0.0/24", "10.7.0.0/16"]);
+    expect(sent.routes.map((r) => r.dst)).toEqual([
+      "10.1.0.0/24",
+      "10.7.0.0/16",
+      "10.8.0.0/16",
+      "10.4.0.0/16",
+    ]);
+    expect(sent.nexthops?.map((n) => n.id)).toEqual([4]);
     expect(sent.neighbors.map((n) => n.ip)).toEqual(["10.1.0.7"]);
     expect(sent.sysctls.map((s) => s.key)).toEqual(["net.ipv4.conf.eth0.rp_filter"]);
     expect(sent.rules.map((r) => r.priority)).toEqual([100]);
@@ -88,8 +125,11 @@ describe("scopeMirror", () => {
   it("lists each, with why; the kernel's own routes of table local are not listed", () => {
     expect(leftOut).toEqual([
       "interface tun0: no MAC address (a tun device): the guest finds its NICs by MAC and has no twin of it",
+      "nexthop id 3 dev tun0: its device tun0 is not mirrored",
       "route 10.99.0.0/16 dev tun0 scope link: its device tun0 is not mirrored",
-      "route local 10.7.0.0/16 dev eth0 scope link table 200: netagent.v1 does not carry routes of type local",
+      "route xresolve 10.7.0.0/16 dev eth0 scope link table 200: netagent.v1 does not carry routes of type xresolve",
+      "route 10.6.0.0/16 nexthop via 10.1.0.1 dev eth0 weight 1 nexthop via 10.9.0.9 dev tun0 weight 1: its device tun0 is not mirrored",
+      "route 10.5.0.0/16 nhid 3: its nexthop object 3 is not mirrored",
       "rule 101 (v4): not carried: ipproto=6",
       "neighbour 10.9.0.7 dev tun0 lladdr 02:00:00:00:00:07: its device tun0 is not mirrored",
       "sysctl net.ipv4.conf.tun0.rp_filter = 2: its device tun0 is not mirrored",
