@@ -3,8 +3,10 @@
  * peers live in a third netns), mirrored with `netagentctl sync` into an
  * agent's guest netns: a multipath default route, a route with a tos beside
  * a `prohibit default`, TCP metrics (advmss, quickack, a locked MTU),
- * nexthop objects and a group, a `local` route in a user table, and two
- * routes that `ip route append` made with one key. Every check is an
+ * nexthop objects and a group, a `local` route in a user table, two
+ * routes that `ip route append` made with one key, and the rest (via
+ * inet6, pref, realms, IPv6 `from`, expires, every other metric, broadcast,
+ * anycast and multicast routes in a user table). Every check is an
  * independent read: `ip -d -j route show table all`, `ip -d -j nexthop
  * show` (and `-6` for the family of each object) and `ip -j route get`,
  * the same in the pod and in the guest.
@@ -189,5 +191,35 @@ describe("sync carries the route vocabulary (issue 22, item 2: routes)", () => {
       ["route", "append", "10.13.0.0/16", "via", "10.70.119.195", "dev", "eth0", "metric", "5"],
     ]);
     await expectMirrored(s);
+  });
+
+  it("the rest of the vocabulary stays: via inet6, pref, realms, IPv6 from, expires, every metric, broadcast/anycast/multicast in a user table", async () => {
+    const gw = ["via", "10.70.119.193", "dev", "eth0"];
+    const gw6 = ["via", "fd00::1", "dev", "eth0"];
+    const s = await setUp([
+      ["route", "add", "10.14.0.0/16", "via", "inet6", "fd00::1", "dev", "eth0"],
+      ["-6", "route", "add", "2001:db8:5::/48", ...gw6, "pref", "high"],
+      ["route", "add", "10.15.0.0/16", ...gw, "realms", "3/7"],
+      ["-6", "route", "add", "2001:db8:6::/48", "from", "fd00:9::/64", ...gw6],
+      ["-6", "route", "add", "2001:db8:7::/48", ...gw6, "expires", "600"],
+      ["route", "add", "10.19.0.0/16", ...gw, "window", "20000", "rtt", "100ms"]
+        .concat(["rttvar", "50ms", "ssthresh", "10", "cwnd", "10", "initcwnd", "12"])
+        .concat(["initrwnd", "20", "hoplimit", "9", "reordering", "5", "features", "ecn"])
+        .concat(["congctl", "lock", "cubic", "fastopen_no_cookie", "1", "advmss", "lock", "1300"]),
+      ["route", "add", "broadcast", "10.16.0.255", "dev", "eth0", "table", "100"],
+      ["route", "add", "multicast", "239.0.0.0/8", "dev", "eth0", "table", "100"],
+      ["-6", "route", "add", "anycast", "2001:db8:8::/64", "dev", "eth0", "table", "100"],
+      ["-6", "route", "add", "multicast", "ff3e::/16", "dev", "eth1", "table", "100"],
+    ]);
+    await expectMirrored(s, [
+      ["10.14.1.1"],
+      ["2001:db8:6::1", "from", "fd00:9::5"],
+      ["2001:db8:6::1", "from", "fd00:8::5"],
+    ]);
+    // Locks are only in the text dump (ip -j leaves them out).
+    const text = await s.guest.ns.ip("route", "show", "10.19.0.0/16");
+    expect(text).toContain("congctl lock cubic");
+    expect(text).toContain("advmss lock 1300");
+    expect(text).toBe(await s.pod.ip("route", "show", "10.19.0.0/16"));
   });
 });
