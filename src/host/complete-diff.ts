@@ -10,7 +10,7 @@
 import { normaliseSysctlValue } from "../net/sysctl-keys";
 import { type Normalised, normalise, type Obj, words } from "./complete-objects";
 import type { CompleteRead } from "./complete-read";
-import type { Kind } from "./mirror-differences";
+import { type Kind, MIRROR_DIFFERENCES } from "./mirror-differences";
 
 export interface Finding {
   kind: Kind;
@@ -130,11 +130,27 @@ function compareSysctls(pod: CompleteRead, guest: CompleteRead): Finding[] {
   const out: Finding[] = [];
   const same = (a: string, b: string | undefined) =>
     b !== undefined && normaliseSysctlValue(a) === normaliseSysctlValue(b);
-  // MIRROR_DIFFERENCES.sysctlOwnDefault / sysctlOneKernel: set = away from its own kernel's fresh value.
-  const set = (v: string | undefined, path: string, fresh: ReadonlyMap<string, string>) =>
-    v !== undefined && !same(v, freshValue(path, fresh));
+  // MIRROR_DIFFERENCES.sysctlOwnDefault / sysctlOneKernel: set = away from its own kernel's
+  // fresh value; sysctlGlobal: a file its fresh namespace lacks is not the namespace's.
+  const set = (v: string | undefined, path: string, fresh: ReadonlyMap<string, string>) => {
+    const f = freshValue(path, fresh);
+    return v !== undefined && f !== undefined && !same(v, f);
+  };
+  const report: readonly string[] = MIRROR_DIFFERENCES.sysctlReport.paths;
+  // A link's own files come and go with it: a link on one side only is one finding of its own.
+  const names = (r: CompleteRead) => new Set(r.links.map((l) => String(l.ifname)));
+  const [podLinks, guestLinks] = [names(pod), names(guest)];
   const paths = [...new Set([...pod.sysctls.keys(), ...guest.sysctls.keys()])].sort();
   for (const path of paths) {
+    if (report.includes(path)) continue;
+    const link = /^ipv[46]\/(?:conf|neigh)\/([^/]+)\//.exec(path)?.[1];
+    if (
+      link !== undefined &&
+      link !== "all" &&
+      link !== "default" &&
+      podLinks.has(link) !== guestLinks.has(link)
+    )
+      continue;
     const p = pod.sysctls.get(path);
     const g = guest.sysctls.get(path);
     if (p !== undefined && same(p, g)) continue;

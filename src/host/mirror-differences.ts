@@ -26,6 +26,8 @@ export interface MirrorDifference {
   fields?: readonly string[];
   /** Flags left out of a `flags` list. */
   flags?: readonly string[];
+  /** Sysctl files (below /proc/sys/net) left out. */
+  paths?: readonly string[];
 }
 
 export const MIRROR_DIFFERENCES = {
@@ -126,10 +128,26 @@ export const MIRROR_DIFFERENCES = {
     what: "a value at its own kernel's fresh-namespace value on both sides",
     why: "nobody configured it: the guest's kernel (another version, another machine's memory size) has its own defaults; a value set on either side is compared",
   },
+  sysctlGlobal: {
+    kind: "sysctl",
+    what: "a file a fresh namespace of its kernel does not have (`net.core.bpf_jit_*`, `net.ipv4.route.*`, `tcp_mem`, `neigh/default/gc_thresh*`)",
+    why: "the kernel's global settings, shown in the initial namespace alone: the guest's agent runs in its VM's initial namespace, a pod never is one; they are the machine's, not the pod's network",
+  },
+  sysctlReport: {
+    kind: "sysctl",
+    what: "the read-only files that report the kernel: ipv4/tcp_ehash_entries, tcp_available_congestion_control, tcp_available_ulp, netfilter/nf_conntrack_count",
+    paths: [
+      "ipv4/tcp_ehash_entries",
+      "ipv4/tcp_available_congestion_control",
+      "ipv4/tcp_available_ulp",
+      "netfilter/nf_conntrack_count",
+    ],
+    why: "nothing configures them: the size of the connection hash (negative outside the initial namespace, which shares its own), what the kernel has built in or loaded, a count of tracked connections",
+  },
   sysctlOneKernel: {
     kind: "sysctl",
     what: "a file only one side's kernel has, at its fresh-namespace value there",
-    why: "the two kernels are built differently (version, modules loaded: netfilter/*); a value set there is still a difference",
+    why: "the two kernels are built differently (version, modules loaded: `netfilter/*`); a value set there is still a difference",
   },
   lookupCache: {
     kind: "lookup",

@@ -43,7 +43,7 @@ describe("Apply: all or nothing", () => {
     pod = await ChainPod.create();
     await pod.attach(ptpTuningSbr());
     guest = await Guest.create();
-    await addVeth(guest.ns, "gst0", await pod.mac());
+    await guest.addNic("gst0", await pod.mac());
     const s = await ctl(["--addr", guest.addr, "sync", "--netns", pod.pod.name]);
     expect(s.code, s.stderr).toBe(0);
     client = await AgentClient.connect(guest.addr);

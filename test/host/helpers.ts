@@ -152,8 +152,15 @@ export class PtpPod {
   }
 }
 
-/** A guest netns: a veth `guestIf` with `mac` (peer up), and dist/netagent on a unix socket. */
+/**
+ * A guest netns: a veth `guestIf` with `mac`, and dist/netagent on a unix
+ * socket. A guest NIC's peer lives outside the guest, in a wire netns of
+ * its own (as a VM's NIC has its other end in the VMM): the guest holds
+ * no link the pod lacks, which a complete comparison would see.
+ */
 export class Guest {
+  private wire: Netns | undefined;
+
   private constructor(
     readonly ns: Netns,
     readonly agent: RunningAgent,
@@ -166,13 +173,22 @@ export class Guest {
   /** `agentArgs`: more flags for the agent (e.g. `--upstream`, front mode). */
   static async create(mac?: string, guestIf = "gst0", agentArgs: string[] = []): Promise<Guest> {
     const ns = await Netns.create("nh5g");
+    let guest: Guest | undefined;
     try {
-      if (mac) await addVeth(ns, guestIf, mac);
-      return new Guest(ns, await ns.startAgent(agentArgs));
+      guest = new Guest(ns, await ns.startAgent(agentArgs));
+      if (mac) await guest.addNic(guestIf, mac);
+      return guest;
     } catch (err) {
-      await ns.remove();
+      if (guest) await guest.remove();
+      else await ns.remove();
       throw err;
     }
+  }
+
+  /** A NIC `name` with `mac` in the guest, up, its peer up in the guest's wire netns. */
+  async addNic(name: string, mac: string): Promise<void> {
+    this.wire ??= await Netns.create("nh5w");
+    await this.ns.veth(name, `${name}p`, { mac, peerNs: this.wire });
   }
 
   async remove(): Promise<void> {
@@ -180,6 +196,7 @@ export class Guest {
       await this.agent.stop();
     } finally {
       await this.ns.remove();
+      await this.wire?.remove();
     }
   }
 }

@@ -1,13 +1,15 @@
 /**
  * The host story with the real CNI ptp plugin: a pod netns wired from a
  * private host netns, an agent in a guest netns whose veth has the pod's
- * MAC under another name. sync, then diff says equal; the pod gains and
- * loses routes; sync again (by netns path); equal again. The guest is also
+ * MAC under another name. sync, then diff's model comparison says equal
+ * and its verdict is an independent complete read's; the pod gains and
+ * loses routes; sync again (by netns path); the same again. The guest is also
  * checked with an independent `ip -json route`. `--kata`: this is the Kata
  * sequence (UpdateInterface, UpdateRoutes), which must keep working; the
  * whole-state path (Apply) is test/host/sync-state.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectMirrorVerdict } from "./complete-helpers";
 import { ctl, Guest, PtpPod, userRoutes } from "./helpers";
 
 describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
@@ -36,8 +38,12 @@ describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
     expect(sync.stdout).toContain("routes: 3 sent");
 
     const diff = await ctl(["--addr", guest.addr, "diff", "--kata", "--netns", podName()]);
-    expect(diff.code, diff.stdout + diff.stderr).toBe(0);
-    expect(diff.stdout).toContain("verdict: EQUAL (1 interface, 3 routes)");
+    await expectMirrorVerdict(
+      diff,
+      podName(),
+      guest.ns.name,
+      "verdict: EQUAL (1 interface, 3 routes)",
+    );
 
     // A netns given as /proc/PID/ns/net (read through nsenter): the guest's
     // own namespace, read like a pod, agrees with what its agent reports.
@@ -108,8 +114,12 @@ describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
     expect(report.interfaces).toHaveLength(1);
 
     const diff = await ctl(["--addr", guest.addr, "diff", "--kata", "--netns", path]);
-    expect(diff.code, diff.stdout + diff.stderr).toBe(0);
-    expect(diff.stdout).toContain("verdict: EQUAL (1 interface, 4 routes)");
+    await expectMirrorVerdict(
+      diff,
+      podName(),
+      guest.ns.name,
+      "verdict: EQUAL (1 interface, 4 routes)",
+    );
 
     const guestRoutes = await userRoutes(guest.ns);
     expect(guestRoutes).toEqual(await userRoutes(pod.pod));

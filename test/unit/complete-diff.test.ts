@@ -338,3 +338,27 @@ describe("property: no finding only when the independent oracle agrees", () => {
     );
   });
 });
+
+describe("a link on one side only", () => {
+  it("is one finding: its own sysctl files are not each another", () => {
+    const fresh = new Map([["ipv6/conf/default/mtu", "1280"]]);
+    const l = (ifname: string, address: string) => ({ ifname, address, link_type: "ether" });
+    const pod = emptyRead({
+      fresh,
+      links: [l("eth0", "02:00:00:00:00:01")],
+      sysctls: new Map([["ipv6/conf/eth0/mtu", "1500"]]),
+    });
+    const guest = emptyRead({
+      fresh,
+      links: [l("eth0", "02:00:00:00:00:01"), l("gst0p", "02:00:00:00:00:02")],
+      sysctls: new Map([
+        ["ipv6/conf/eth0/mtu", "1400"],
+        ["ipv6/conf/gst0p/mtu", "1500"],
+      ]),
+    });
+    expect(compareComplete(pod, guest).map((f) => [f.what, f.field])).toEqual([
+      ["link gst0p", "guest only"],
+      ["sysctl net.ipv6.conf.eth0.mtu", "value"],
+    ]);
+  });
+});

@@ -7,6 +7,7 @@
  * netns test test/netns/mirror-differences.test.ts shows the kernel making
  * each difference by itself.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { compareComplete } from "../../src/host/complete-diff";
 import type { CompleteRead, Json } from "../../src/host/complete-read";
@@ -285,6 +286,47 @@ const CASES: Record<keyof typeof MIRROR_DIFFERENCES, Case> = {
       sysctls: new Map([["ipv4/tcp_rmem", "4096 65536 2097152"]]),
     },
   },
+  sysctlGlobal: {
+    pod: {
+      fresh: new Map([["core/somaxconn", "4096"]]),
+      sysctls: new Map([["core/somaxconn", "4096"]]),
+    },
+    guest: {
+      fresh: new Map([["core/somaxconn", "4096"]]),
+      sysctls: new Map([
+        ["core/somaxconn", "4096"],
+        ["core/bpf_jit_enable", "1"],
+        ["ipv4/route/gc_timeout", "300"],
+      ]),
+    },
+    near: {
+      fresh: new Map([["core/somaxconn", "4096"]]),
+      sysctls: new Map([
+        ["core/somaxconn", "8192"],
+        ["core/bpf_jit_enable", "1"],
+      ]),
+    },
+  },
+  sysctlReport: {
+    pod: {
+      fresh: new Map([["ipv4/tcp_ehash_entries", "-262144"]]),
+      sysctls: new Map([["ipv4/tcp_ehash_entries", "-262144"]]),
+    },
+    guest: {
+      fresh: new Map([["ipv4/tcp_ehash_entries", "-4096"]]),
+      sysctls: new Map([["ipv4/tcp_ehash_entries", "4096"]]),
+    },
+    near: {
+      fresh: new Map([
+        ["ipv4/tcp_ehash_entries", "-4096"],
+        ["ipv4/tcp_child_ehash_entries", "0"],
+      ]),
+      sysctls: new Map([
+        ["ipv4/tcp_ehash_entries", "4096"],
+        ["ipv4/tcp_child_ehash_entries", "1024"],
+      ]),
+    },
+  },
   sysctlOneKernel: {
     pod: {
       fresh: new Map([["netfilter/nf_conntrack_max", "262144"]]),
@@ -332,5 +374,18 @@ describe("MIRROR_DIFFERENCES", () => {
     expect(sameDecision(a, { route: { ...route, gateway: "10.9.0.3", cache: [] } })).toBe(false);
     expect(sameDecision({ error: "Permission denied" }, { error: "Permission denied" })).toBe(true);
     expect(sameDecision(a, { error: "Permission denied" })).toBe(false);
+  });
+});
+
+describe("the README's list", () => {
+  it("says every entry, what and why, as the code has it", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8").replace(
+      /\s+/g,
+      " ",
+    );
+    for (const d of Object.values(MIRROR_DIFFERENCES)) {
+      const line = `- ${d.kind}: ${d.what}: ${d.why}.`.replace(/\s+/g, " ");
+      expect(readme.includes(line), line).toBe(true);
+    }
   });
 });

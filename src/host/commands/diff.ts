@@ -1,7 +1,15 @@
 /** diff: the pod against the guest, side by side; exit 0 equal, 1 different. */
 import { AgentService } from "../../gen/agent_pb";
+import { MAX_LOOKUPS } from "../../net/route-lookup";
 import { stateToWire } from "../../wire/state-map";
 import type { AgentClient } from "../client";
+import { type CompleteComparison, compareBoth } from "../complete-compare";
+import {
+  addSections,
+  completeSection,
+  mirrorDifferencesHelp,
+  probesSection,
+} from "../complete-report";
 import { type Comparison, compareNetworks, type Row, renderComparison } from "../diff";
 import { notMirrored, probeNetwork } from "../drive-state";
 import { compareRules, type RulesComparison, readGuestRules } from "../iptables-mirror";
@@ -38,14 +46,40 @@ protocol; the guest's kernel prefix routes left out); whatever of the pod
 the Kata API cannot carry (rules, other tables, sysctls) is listed as pod
 only, so such a pod never compares EQUAL. Neighbours are not compared there.
 
-From a namespace, the packet filter (iptables-save) is compared too.
+From a namespace, the packet filter (iptables-save) is compared too, and
+so is everything both sides show, read completely: everything \`ip -d -j\`
+prints for links, addresses, routes of every table, rules, neighbours
+(proxy entries too) and nexthop objects, and every file under
+/proc/sys/net (the guest's through netagent.v1.Network Read). Whatever
+differs there is a "not mirrored: ..." row, but for what legitimately
+differs, which is this list and nothing else:
+${mirrorDifferencesHelp()}
+An agent without Read cannot be compared completely: exit 3.
+
+--probes N (at most ${MAX_LOOKUPS}): N routing lookups drawn from the pod's own routes
+and rules (destinations in and beside their prefixes, the sources, marks,
+protocols, ports, uids and tos they name) asked in both (ip route get; the
+guest's through RouteGet); every lookup that decides otherwise in the
+guest is a row and a difference.
 
 ${POD_SOURCE_HELP}
-Options: --addr ADDR, --timeout S, --kata, --json
+Options: --addr ADDR, --timeout S, --kata, --json, --probes N
 
 Exit codes: 0 equal; 1 different; 2 usage or bad input; 3 could not compare
 (the agent or the pod could not be read; the error is printed).
 `;
+
+/** `--probes N`: 0 when not given; N from 1 to MAX_LOOKUPS. */
+function probeCount(value: string | true | undefined): number {
+  if (value === undefined) return 0;
+  const n = Number(value);
+  if (typeof value !== "string" || !/^[0-9]{1,7}$/.test(value) || n < 1 || n > MAX_LOOKUPS) {
+    throw new UsageError(
+      `--probes ${JSON.stringify(value)}: not a number from 1 to ${MAX_LOOKUPS}`,
+    );
+  }
+  return n;
+}
 
 type Outcome = { kind: "state"; cmp: StateComparison } | { kind: "kata"; cmp: Comparison };
 
@@ -68,11 +102,16 @@ export const diff: Command = {
       "--netns": "value",
       "--cni-result": "value",
       "--kata": "bool",
+      "--probes": "value",
     });
+    const probes = probeCount(flags["--probes"]);
+    if (probes > 0 && flags["--netns"] === undefined)
+      throw new UsageError("--probes needs --netns");
     const source = podSource(flags);
     const titles = { pod: `POD (${source.label})`, guest: `GUEST (${ctx.addr})` };
     let outcome: Outcome;
     let rules: RulesComparison | undefined;
+    let complete: CompleteComparison | undefined;
     try {
       const podRequests = await source.read();
       const podRules = source.netns === undefined ? undefined : await readPodRules(source.netns);
@@ -80,6 +119,15 @@ export const diff: Command = {
       const got = await withClient(ctx, async (c) => {
         const call = { timeoutMs: ctx.timeoutMs };
         const guestRules = podRules && (await readGuestRules(c, call));
+        const whole =
+          source.netns === undefined
+            ? undefined
+            : await compareBoth(c, {
+                netns: source.netns,
+                label: source.label,
+                probes,
+                timeoutMs: ctx.timeoutMs,
+              });
         const guest =
           readState && !flags["--kata"] ? await probeNetwork(c, ctx.timeoutMs) : undefined;
         const pod = readState ? await readState() : undefined;
@@ -91,7 +139,7 @@ export const diff: Command = {
             (k) => defaultFor(k, fresh),
             comparable,
           );
-          return { outcome: { kind: "state", cmp } as Outcome, guestRules };
+          return { outcome: { kind: "state", cmp } as Outcome, guestRules, whole };
         }
         const kata = await readKata(c, call, podRequests);
         const missed: Row[] = (pod ? notMirrored(pod) : []).map((m) => ({
@@ -106,9 +154,10 @@ export const diff: Command = {
           differences,
           equal: differences === 0,
         };
-        return { outcome: { kind: "kata", cmp } as Outcome, guestRules };
+        return { outcome: { kind: "kata", cmp } as Outcome, guestRules, whole };
       });
       outcome = got.outcome;
+      complete = got.whole;
       if (podRules !== undefined) {
         rules = compareRules(podRules, got.guestRules);
         if (outcome.kind === "kata") outcome = { kind: "kata", cmp: withRules(outcome.cmp, rules) };
@@ -120,16 +169,36 @@ export const diff: Command = {
           };
         }
       }
+      if (complete !== undefined) {
+        const differences = outcome.cmp.differences + complete.differences;
+        const counted = { differences, equal: differences === 0 };
+        outcome =
+          outcome.kind === "state"
+            ? { kind: "state", cmp: { ...outcome.cmp, ...counted } }
+            : { kind: "kata", cmp: { ...outcome.cmp, ...counted } };
+      }
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new ExitError(describeError(err), 3, { cause: err });
     }
-    const text = ctx.json
-      ? `${JSON.stringify({ ...outcome.cmp, iptables: rules })}\n`
-      : outcome.kind === "state"
+    if (ctx.json) {
+      const { findings, probes: asked } = complete ?? {};
+      ctx.write(
+        `${JSON.stringify({ ...outcome.cmp, iptables: rules, notMirrored: findings, probes: asked })}\n`,
+      );
+      return outcome.cmp.equal ? 0 : 1;
+    }
+    let text =
+      outcome.kind === "state"
         ? renderStateComparison(outcome.cmp, titles)
         : renderComparison(outcome.cmp, titles);
-    ctx.write(rules === undefined || ctx.json ? text : addRulesSection(text, rules));
+    if (rules !== undefined) text = addRulesSection(text, rules);
+    if (complete !== undefined) {
+      const sections = [completeSection(complete.findings)];
+      if (complete.probes) sections.push(probesSection(complete.probes));
+      text = addSections(text, sections);
+    }
+    ctx.write(text);
     return outcome.cmp.equal ? 0 : 1;
   },
 };
