@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TempDir } from "../helpers/tmp";
-import { ctl, Guest, randomMac, snapshot, tempDir, writeJson } from "./helpers";
+import { ctl, Guest, randomMac, snapshot, tempDir, waitFor, writeJson } from "./helpers";
 
 const SUBCOMMANDS = [
   "sync",
@@ -79,6 +79,13 @@ describe("bad input: clear message, non-zero exit, guest unchanged", () => {
     file("neigh-no-device", [
       { toIPAddress: { address: "10.66.0.7" }, device: "nosuch0", lladdr: "02:00:00:00:00:07" },
     ]);
+    // The sync renamed the NIC (down and up): its carrier comes back by itself, a moment later.
+    await waitFor(
+      async () =>
+        (await guest.ns.json<{ operstate: string }[]>("link", "show", "eth0"))[0]?.operstate ===
+        "UP",
+      { what: "eth0's carrier back after the rename" },
+    );
     before = await snapshot(guest.ns);
   });
   afterAll(async () => {

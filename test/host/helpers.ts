@@ -173,22 +173,24 @@ export class Guest {
   /** `agentArgs`: more flags for the agent (e.g. `--upstream`, front mode). */
   static async create(mac?: string, guestIf = "gst0", agentArgs: string[] = []): Promise<Guest> {
     const ns = await Netns.create("nh5g");
-    let guest: Guest | undefined;
+    let wire: Netns | undefined;
     try {
-      guest = new Guest(ns, await ns.startAgent(agentArgs));
-      if (mac) await guest.addNic(guestIf, mac);
+      // The NIC first, with its carrier and link-local address, as a VM's is at boot:
+      // nothing about it changes by itself once the agent serves.
+      if (mac) wire = await nicIn(ns, guestIf, mac);
+      const guest = new Guest(ns, await ns.startAgent(agentArgs));
+      guest.wire = wire;
       return guest;
     } catch (err) {
-      if (guest) await guest.remove();
-      else await ns.remove();
+      await ns.remove();
+      await wire?.remove();
       throw err;
     }
   }
 
-  /** A NIC `name` with `mac` in the guest, up, its peer up in the guest's wire netns. */
+  /** A NIC `name` with `mac` in the guest, up with carrier, its peer up in the guest's wire netns. */
   async addNic(name: string, mac: string): Promise<void> {
-    this.wire ??= await Netns.create("nh5w");
-    await this.ns.veth(name, `${name}p`, { mac, peerNs: this.wire });
+    this.wire = await nicIn(this.ns, name, mac, this.wire);
   }
 
   async remove(): Promise<void> {
@@ -198,6 +200,35 @@ export class Guest {
       await this.ns.remove();
       await this.wire?.remove();
     }
+  }
+}
+
+/**
+ * A veth `name` with `mac` in `ns`, its peer in `wire` (made when not
+ * given); both up, and back once `name` has carrier and its IPv6
+ * link-local address. Answers the wire netns.
+ */
+async function nicIn(ns: Netns, name: string, mac: string, wire?: Netns): Promise<Netns> {
+  const w = wire ?? (await Netns.create("nh5w"));
+  try {
+    await ns.veth(name, `${name}p`, { mac, peerNs: w });
+    await waitFor(
+      async () => {
+        const [l] = await ns.json<{ operstate: string; addr_info?: { local: string }[] }[]>(
+          "addr",
+          "show",
+          name,
+        );
+        return (
+          l?.operstate === "UP" && (l.addr_info ?? []).some((a) => a.local.startsWith("fe80:"))
+        );
+      },
+      { what: `${name} in ${ns.name} with carrier and a link-local address` },
+    );
+    return w;
+  } catch (err) {
+    if (!wire) await w.remove();
+    throw err;
   }
 }
 
