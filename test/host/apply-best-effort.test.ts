@@ -22,7 +22,7 @@ import {
 import { AgentClient } from "../../src/host/client";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
 import { run } from "../helpers/process";
-import { Guest, randomMac, snapshot } from "./helpers";
+import { Guest, randomMac, snapshot, waitFor } from "./helpers";
 import { allRoutes, sysctl } from "./state-helpers";
 
 const MAC = randomMac();
@@ -88,6 +88,15 @@ describe("Apply with best_effort", { timeout: 180_000 }, () => {
     throw new Error("Apply succeeded");
   }
 
+  // The restore renames the NIC back (down and up): its carrier comes back by itself, a moment later.
+  const carrierBack = () =>
+    waitFor(
+      async () =>
+        (await guest.ns.json<{ operstate: string }[]>("link", "show", "gst0"))[0]?.operstate ===
+        "UP",
+      { what: "gst0's carrier back after the restore" },
+    );
+
   const everything = async () => ({
     links: await snapshot(guest.ns),
     routes: await allRoutes(guest.ns),
@@ -101,6 +110,7 @@ describe("Apply with best_effort", { timeout: 180_000 }, () => {
     expect(err.message).toBe(
       "Apply: ip addr add fd00::2/64 dev eth0 nodad: ipv6: IPv6 is disabled on this device",
     );
+    await carrierBack();
     expect(await everything()).toEqual(before);
   });
 
@@ -110,6 +120,7 @@ describe("Apply with best_effort", { timeout: 180_000 }, () => {
     // (the absent key is left out before any attempt, and counts for nothing).
     const err = await fails(desired(APPLY_MAX_REFUSED - 2), true);
     expect(err.message).toMatch(/198\.51\.\d+\.0\/24|ip_local_port_range|fd00::2/);
+    await carrierBack();
     expect(await everything()).toEqual(before);
   });
 

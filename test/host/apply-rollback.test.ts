@@ -21,7 +21,7 @@ import {
 } from "../../src/gen/network_pb";
 import { AgentClient } from "../../src/host/client";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
-import { addVeth, ctl, Guest, snapshot } from "./helpers";
+import { ctl, Guest, snapshot } from "./helpers";
 import { allRoutes, ChainPod, ptpTuningSbr, rules, sysctl } from "./state-helpers";
 
 const KEYS = [

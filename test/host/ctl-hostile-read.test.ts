@@ -21,8 +21,8 @@ import { type TempDir, tempDir } from "../helpers/tmp";
 import { ctl, Netns } from "./helpers";
 
 const EVIL = "eth0\x1b]0;owned\x07\x1b[2J\r\nFAKE ROW\u009b31m\u202e";
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the characters the output must not hold
 const RAW_CONTROL =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters the output must not hold
   /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 type Listing = { name: string; output: string; error?: string };
