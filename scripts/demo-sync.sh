@@ -30,20 +30,20 @@ if [[ ! -x dist/netagent || ! -x $CTL ]]; then
   [[ -d node_modules ]] || npm ci --no-audit --no-fund
   npm run build
 fi
-for p in ptp host-local; do
+for p in loopback ptp host-local; do
   [[ -x $CNI_PATH/$p ]] || { echo "demo-sync: $CNI_PATH/$p missing (Debian: containernetworking-plugins)" >&2; exit 1; }
 done
 
 id=$$
-host=nsd-host-$id pod=nsd-pod-$id guest=nsd-guest-$id
+host=nsd-host-$id pod=nsd-pod-$id guest=nsd-guest-$id wire=nsd-wire-$id
 tmp=$(mktemp -d /tmp/netagent-demo-sync.XXXXXX)
 agent_pid=""
 made=()
 conf=$tmp/ptp.conf
-cni() { # cni ADD|DEL: the ptp plugin, run inside the private host netns
+cni() { # cni ADD|DEL [PLUGIN IFNAME CONF]: the ptp plugin (default), run inside the private host netns
   ip netns exec "$host" env CNI_COMMAND="$1" CNI_CONTAINERID="demo-$id" \
-    CNI_NETNS="/run/netns/$pod" CNI_IFNAME=eth0 CNI_PATH="$CNI_PATH" \
-    "$CNI_PATH/ptp" <"$conf"
+    CNI_NETNS="/run/netns/$pod" CNI_IFNAME="${3:-eth0}" CNI_PATH="$CNI_PATH" \
+    "$CNI_PATH/${2:-ptp}" <"${4:-$conf}"
 }
 cleanup() {
   set +e
@@ -68,7 +68,9 @@ ip netns add "$host"; made+=("$host")
 ip netns add "$pod"; made+=("$pod")
 ip -n "$host" link set lo up
 
-step "CNI ptp ADD (host-local IPAM, subnet $SUBNET)"
+step "CNI loopback ADD (containerd runs it for every pod: lo up), ptp ADD (host-local IPAM, subnet $SUBNET)"
+echo '{"cniVersion":"1.0.0","name":"lo","type":"loopback"}' >"$tmp/lo.conf"
+cni ADD loopback lo "$tmp/lo.conf" >/dev/null
 cat >"$conf" <<EOF
 {"cniVersion":"1.0.0","name":"demo","type":"ptp","ipMasq":false,
  "ipam":{"type":"host-local","subnet":"$SUBNET","routes":[{"dst":"0.0.0.0/0"}],"dataDir":"$tmp/ipam"}}
@@ -88,11 +90,12 @@ if [[ -n ${GUEST_ADDR:-} ]]; then
   addr=$GUEST_ADDR
   step "guest: the agent at $addr"
 else
-  step "guest netns $guest: veth guest0 with the pod's MAC, dist/netagent on a unix socket"
+  step "guest netns $guest: veth guest0 with the pod's MAC (its peer in $wire, as a VM's NIC has its other end in the VMM), dist/netagent on a unix socket"
   ip netns add "$guest"; made+=("$guest")
+  ip netns add "$wire"; made+=("$wire")
   ip -n "$guest" link set lo up
-  ip -n "$guest" link add guest0 address "$mac" type veth peer name guest0p
-  ip -n "$guest" link set guest0p up
+  ip -n "$guest" link add guest0 address "$mac" type veth peer name guest0p netns "$wire"
+  ip -n "$wire" link set guest0p up
   ip -n "$guest" link set guest0 up
   addr=unix://$tmp/agent.sock
   ip netns exec "$guest" ./dist/netagent --listen "$addr" 2>"$tmp/agent.log" &

@@ -128,6 +128,8 @@ function planLinkRestore(
         addresses: link.addresses,
         up: link.flags.includes("UP"),
         exactAddresses: true,
+        exactAttrs: true,
+        ...(link.attrs ? { attrs: link.attrs } : {}),
       }),
     );
     // Those lines swap names with whichever link holds our old name: the

@@ -21,6 +21,7 @@ import { Code, TtrpcError } from "../ttrpc/codes";
 import { RULE_ACTION_NAMES } from "../wire/state-map";
 import { ATTR_LIMITS } from "./validate-attrs";
 import { invalid, validateMac, validateName } from "./validate-fields";
+import { desiredAddress, linkAttrs } from "./validate-link-attrs";
 import { ruleAttrs } from "./validate-rule-attrs";
 import { ROUTE_LIMITS, routesFromWire } from "./validate-state-routes";
 import { bounded, cidr, family, ip, mtu } from "./validate-values";
@@ -96,8 +97,9 @@ export function validateApply(request: ApplyRequest): DesiredState {
         throw invalid(`${af}.address`, a.address, "is the unspecified address");
       if (seen.has(p.text)) throw invalid(`${af}.address`, a.address, "is listed twice");
       seen.add(p.text);
-      return { family: p.family, address: p.text, prefix: a.prefix };
+      return desiredAddress(af, a, p);
     });
+    const attrs = linkAttrs(f, i);
     links.push({
       mac,
       name: i.name,
@@ -105,6 +107,7 @@ export function validateApply(request: ApplyRequest): DesiredState {
       noarp: i.noarp,
       up: i.up,
       addresses,
+      ...(attrs ? { attrs } : {}),
     });
   });
 

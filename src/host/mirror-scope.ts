@@ -72,6 +72,15 @@ export function scopeMirror(pod: PodFullState): MirrorScope {
     );
     return false;
   });
+  for (const l of links) {
+    for (const a of l.addresses) {
+      // carried without what the model has no row for (the guest's kernel decides it)
+      if (a.other?.length)
+        leftOut.push(
+          `address ${a.address}/${a.prefix} on ${l.name}: not carried: ${a.other.join(" ")}`,
+        );
+    }
+  }
   const because = (dev: string) => `its device ${dev} is not mirrored`;
   // Nexthop objects through such a link go, groups left without members too.
   const nexthopsGone = new Set<number>();

@@ -4,8 +4,10 @@
  * The desired side is what a validated Apply request says.
  */
 import type { Family } from "./address";
+import type { TargetAddress } from "./address-attrs";
 import type { Link, Neighbor, Nexthop, Route } from "./model";
 import type { Rule } from "./rules";
+import type { Attr } from "./vocabulary/attrs";
 
 export interface Sysctl {
   key: string;
@@ -32,8 +34,14 @@ export interface DesiredLink {
   mtu: number;
   noarp: boolean;
   up: boolean;
-  addresses: { family: Family; address: string; prefix: number }[];
+  /** In the order the link is to list them (the kernel's order per family). */
+  addresses: DesiredAddress[];
+  /** Link attributes to set (vocabulary/link-attrs.ts); one left out keeps the link's. */
+  attrs?: Attr[];
 }
+
+/** A desired address; scope left out: global (IPv6 link-local: link). */
+export type DesiredAddress = TargetAddress;
 
 export interface DesiredNeighbor {
   family: Family;

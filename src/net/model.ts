@@ -85,6 +85,10 @@ export interface Address {
   secondary?: boolean;
   /** `metric N` on the address: the metric of its prefix route. */
   metric?: number;
+  /** Everything else, canonical (vocabulary/address-attrs.ts): broadcast, label, lifetimes, flags. */
+  attrs?: Attr[];
+  /** What `ip` showed that is not carried (read only), as `key=value`. */
+  other?: string[];
 }
 
 export interface Link {
@@ -98,6 +102,8 @@ export interface Link {
   /** rtnl link kind ("veth", "virtio"?) when known, else "". */
   kind: string;
   addresses: Address[];
+  /** txqueuelen, promisc, allmulticast, group, alias (vocabulary/link-attrs.ts): a read has them all. */
+  attrs?: Attr[];
 }
 
 export interface Neighbor {

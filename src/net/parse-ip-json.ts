@@ -7,6 +7,9 @@
 import { type Family, familyOf } from "./address";
 import { asArray, type Json, str } from "./json-fields";
 import type { Address, Link, Neighbor } from "./model";
+import { ADDRESS_ATTRS, ADDRESS_JSON_KEYS, TYPED_ADDRESS_ATTRS } from "./vocabulary/address-attrs";
+import { readAttrs } from "./vocabulary/attrs";
+import { LINK_ATTRS } from "./vocabulary/link-attrs";
 
 export { parseAllTableRoutes, parseRoutes } from "./parse-ip-routes";
 
@@ -18,20 +21,8 @@ export function parseLinks(doc: unknown): Link[] {
     if (name === undefined || typeof l.ifindex !== "number") continue;
     const addresses: Address[] = [];
     for (const a of asArray(l.addr_info)) {
-      const local = str(a.local);
-      if (local === undefined || typeof a.prefixlen !== "number") continue;
-      const family: Family = a.family === "inet6" ? 6 : 4;
-      addresses.push({
-        family,
-        address: local,
-        prefix: a.prefixlen,
-        scope: str(a.scope) ?? "global",
-        ...(a.noprefixroute === true ? { noprefixroute: true } : {}),
-        // IFA_ADDRESS differs from IFA_LOCAL only on a point-to-point address.
-        ...(typeof a.address === "string" && a.address !== local ? { peer: a.address } : {}),
-        ...(a.secondary === true ? { secondary: true } : {}),
-        ...(typeof a.metric === "number" ? { metric: a.metric } : {}),
-      });
+      const address = parseAddress(a, name);
+      if (address) addresses.push(address);
     }
     const linkinfo = l.linkinfo as Json | undefined;
     links.push({
@@ -44,9 +35,39 @@ export function parseLinks(doc: unknown): Link[] {
         : [],
       kind: str(linkinfo?.info_kind) ?? "",
       addresses,
+      attrs: readAttrs(LINK_ATTRS, l),
     });
   }
   return links;
+}
+
+/** One entry of a link's addr_info; `ifname` is the label the kernel gives by default. */
+function parseAddress(a: Json, ifname: string): Address | undefined {
+  const local = str(a.local);
+  if (local === undefined || typeof a.prefixlen !== "number") return undefined;
+  const family: Family = a.family === "inet6" ? 6 : 4;
+  const attrs = readAttrs(ADDRESS_ATTRS, a).filter(
+    ([n, v]) =>
+      !TYPED_ADDRESS_ATTRS.includes(n) &&
+      !(n === "label" && v === ifname) &&
+      (ADDRESS_ATTRS.get(n)?.family ?? family) === family,
+  );
+  const other = Object.keys(a)
+    .filter((k) => !ADDRESS_JSON_KEYS.has(k))
+    .map((k) => `${k}=${JSON.stringify(a[k])}`);
+  return {
+    family,
+    address: local,
+    prefix: a.prefixlen,
+    scope: str(a.scope) ?? (typeof a.scope === "number" ? String(a.scope) : "global"),
+    ...(a.noprefixroute === true ? { noprefixroute: true } : {}),
+    // IFA_ADDRESS differs from IFA_LOCAL only on a point-to-point address.
+    ...(typeof a.address === "string" && a.address !== local ? { peer: a.address } : {}),
+    ...(a.secondary === true ? { secondary: true } : {}),
+    ...(typeof a.metric === "number" ? { metric: a.metric } : {}),
+    ...(attrs.length ? { attrs } : {}),
+    ...(other.length ? { other } : {}),
+  };
 }
 
 /** Neighbours from `ip -json neigh show`. */

@@ -21,6 +21,7 @@ import type { DesiredLink } from "./full-state";
 import { impliedKernelRoutes } from "./kernel-routes";
 import type { Address, Link, Route } from "./model";
 import { IPV6_MIN_MTU, planLink } from "./plan-link";
+import type { Attr } from "./vocabulary/attrs";
 import { TABLE_MAIN } from "./vocabulary/routes";
 
 export interface LinkPhase {
@@ -52,7 +53,7 @@ export function planLinkPhase(
   for (const want of desired) {
     const link = links.find((l) => l.mac === want.mac);
     if (!link) continue;
-    const target = { ...want, exactAddresses: false };
+    const target = { ...want, exactAddresses: false, exactAttrs: true };
     lines.push(...planLink(links, link, target));
     const newName = want.name === "" ? link.name : want.name;
     const wasUp = link.flags.includes("UP");
@@ -72,7 +73,7 @@ export function planLinkPhase(
       ...kept.filter((a) => !wanted.has(`${a.address}/${a.prefix}`)),
       ...want.addresses.map((a) => ({
         ...a,
-        scope: a.address.toLowerCase().startsWith("fe80:") ? "link" : "global",
+        scope: a.scope ?? (a.address.toLowerCase().startsWith("fe80:") ? "link" : "global"),
       })),
     ];
     if ((want.mtu || link.mtu) < IPV6_MIN_MTU) {
@@ -81,9 +82,17 @@ export function planLinkPhase(
     }
     let flags = withFlag(link.flags, "UP", want.up);
     flags = withFlag(flags, "NOARP", want.noarp);
+    const attrs = mergeAttrs(link.attrs, want.attrs);
     links = links.map((l) =>
       l.index === link.index
-        ? { ...l, name: newName, mtu: want.mtu || l.mtu, flags, addresses }
+        ? {
+            ...l,
+            name: newName,
+            mtu: want.mtu || l.mtu,
+            flags,
+            addresses,
+            ...(attrs ? { attrs } : {}),
+          }
         : l,
     );
   }
@@ -93,6 +102,14 @@ export function planLinkPhase(
     if (was !== l.name) formerName.set(l.name, was);
   }
   return { lines, predicted: links, formerName, downed, ipv6Off };
+}
+
+/** The link's attributes with the wanted ones set (the rest are kept). */
+function mergeAttrs(have: readonly Attr[] | undefined, want: readonly Attr[] | undefined) {
+  if (!want?.length) return have ? [...have] : undefined;
+  const m = new Map(have ?? []);
+  for (const [n, v] of want) m.set(n, v);
+  return [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 const slot = (r: Route) => `${r.family} ${r.dst} ${r.dev} ${r.metric}`;

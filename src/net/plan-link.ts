@@ -6,9 +6,18 @@
  * two swap names through a temporary one, as the Kata agent does for
  * multi-network pods (#6842, #9900), and the other link's up state is kept.
  */
-import { type Family, isLinkLocal6, networkText, parseIp } from "./address";
+import { isLinkLocal6, networkText, parseIp } from "./address";
+import {
+  addressIdentity,
+  addressRest,
+  addressSelector,
+  addressWords,
+  type TargetAddress,
+} from "./address-attrs";
 import type { Address, Link } from "./model";
 import { batchLine } from "./render-batch";
+import type { Attr } from "./vocabulary/attrs";
+import { LINK_ATTRS } from "./vocabulary/link-attrs";
 
 export interface LinkTarget {
   /** "" keeps the current name. */
@@ -16,8 +25,19 @@ export interface LinkTarget {
   /** 0 keeps the current MTU. */
   mtu: number;
   noarp: boolean;
-  addresses: readonly { family: Family; address: string; prefix: number }[];
+  addresses: readonly TargetAddress[];
   up: boolean;
+  /** Link attributes to set; one left out keeps the link's. */
+  attrs?: readonly Attr[];
+  /**
+   * true (netagent.v1 Apply, restores): each address's attributes are its
+   * whole truth, a changed one is replaced or the address made again, and
+   * IPv6 addresses are added last first, so that the kernel (which lists
+   * the newest of a scope first) lists them in the target's order. false
+   * (the Kata path): addresses are known by address and prefix, and keep
+   * the attributes they have.
+   */
+  exactAttrs?: boolean;
   /**
    * false (requests): only global-scope addresses not asked for are removed,
    * so the kernel's link-local address stays. true (restores): every
@@ -79,9 +99,29 @@ export function planLink(links: readonly Link[], link: Link, target: LinkTarget)
   if (target.noarp !== link.flags.includes("NOARP")) {
     lines.push(batchLine(["link", "set", "dev", name, "arp", target.noarp ? "off" : "on"]));
   }
-  lines.push(...addresses.additions(name));
-  if (target.up && (takeDown || !isUp)) lines.push(batchLine(["link", "set", "dev", name, "up"]));
+  const attrs = changedLinkAttrs(link, target.attrs);
+  if (attrs.length) lines.push(batchLine(["link", "set", "dev", name, ...attrs]));
+  const added = addresses.additions(name);
+  const comesUp = target.up && (takeDown || !isUp);
+  // An IPv6 address added to a link that is down gets its prefix route when
+  // the link comes up, without the expiry of a finite lifetime: exact plans
+  // add their IPv6 addresses once it is up (all of them, for their order).
+  const late = comesUp && target.exactAttrs === true;
+  lines.push(...added.filter((a) => !late || a.family === 4).map((a) => a.line));
+  if (comesUp) lines.push(batchLine(["link", "set", "dev", name, "up"]));
+  if (late) lines.push(...added.filter((a) => a.family === 6).map((a) => a.line));
   return lines;
+}
+
+/** The words of the target's link attributes whose values the link does not have. */
+function changedLinkAttrs(link: Link, attrs: readonly Attr[] | undefined): string[] {
+  const have = new Map(link.attrs ?? []);
+  const out: string[] = [];
+  for (const a of attrs ?? []) {
+    if (have.get(a[0]) !== a[1])
+      out.push(...(LINK_ATTRS.get(a[0])?.words(a[1], attrs ?? []) ?? []));
+  }
+  return out;
 }
 
 /**
@@ -93,17 +133,18 @@ function planAddresses(
   link: Link,
   target: LinkTarget,
   lostIpv6: boolean,
-): { removals: string[]; additions: (name: string) => string[] } {
-  const wanted = new Set(target.addresses.map(cidrOf));
-  const have = new Map(link.addresses.map((a) => [cidrOf(a), a]));
+): { removals: string[]; additions: (name: string) => { family: 4 | 6; line: string }[] } {
+  const exact = target.exactAttrs === true;
+  const idOf: (a: TargetAddress) => string = exact ? addressIdentity : cidrOf;
+  const wanted = new Set(target.addresses.map(idOf));
+  const have = new Map(link.addresses.map((a) => [idOf(a), a]));
   // Restores also give each IPv4 subnet its old primary (the kernel's subnet
   // route takes its src from it): a subnet whose first address would differ
   // is rebuilt, every address deleted and added back in the listed order.
   const rebuild = target.exactAddresses
-    ? subnetsToRebuild(link.addresses, target.addresses, wanted)
+    ? subnetsToRebuild(link.addresses, target.addresses, wanted, idOf)
     : new Set<string>();
-  const rebuilt = (a: Pick<Address, "family" | "address" | "prefix">) =>
-    a.family === 4 && rebuild.has(subnetOf(a));
+  const rebuilt = (a: TargetAddress) => a.family === 4 && rebuild.has(subnetOf(a));
   // Removals first: deleting an IPv4 primary also drops the secondaries of
   // its subnet, which would take a just-added address with it. They go in
   // reverse order, secondaries before their primary (the kernel lists the
@@ -114,23 +155,34 @@ function planAddresses(
   const putBack: Address[] = [];
   const removals: string[] = [];
   for (const a of link.addresses) {
-    if (wanted.has(cidrOf(a)) && !rebuilt(a)) {
+    if (wanted.has(idOf(a)) && !rebuilt(a)) {
       if (a.family === 4 && thinned.has(subnetOf(a))) putBack.push(a);
       continue;
     }
     if (!target.exactAddresses && a.scope !== "global") continue;
-    removals.unshift(batchLine(["addr", "del", cidrOf(a), "dev", link.name]));
+    removals.unshift(batchLine(["addr", "del", ...addressSelector(a), "dev", link.name]));
     if (a.family === 4) thinned.add(subnetOf(a));
   }
   for (const a of putBack) removals.push(putLine(a, link.name));
 
+  // The kernel lists IPv6 addresses of a scope newest first.
+  const order = exact
+    ? [
+        ...target.addresses.filter((a) => a.family === 4),
+        ...target.addresses.filter((a) => a.family === 6).reverse(),
+      ]
+    : target.addresses;
   const additions = (name: string) => {
-    const lines: string[] = [];
-    for (const a of target.addresses) {
-      const had = have.get(cidrOf(a));
-      if (had && !rebuilt(a) && !(a.family === 6 && lostIpv6)) continue;
+    const lines: { family: 4 | 6; line: string }[] = [];
+    const push = (a: TargetAddress, line: string) => lines.push({ family: a.family, line });
+    for (const a of order) {
+      const had = have.get(idOf(a));
+      if (had && !rebuilt(a) && !(a.family === 6 && lostIpv6)) {
+        if (exact && addressRest(had) !== addressRest(a)) push(a, putLine(a, name));
+        continue;
+      }
       if (had && a.family === 6) {
-        lines.push(putLine(had, name));
+        push(a, putLine(exact ? a : had, name));
         continue;
       }
       // nodad: usable at once instead of tentative for a second or more.
@@ -141,9 +193,9 @@ function planAddresses(
       // already assigned".
       const linkLocal = a.family === 6 && isLinkLocal6(a.address);
       const verb = linkLocal || (a.family === 6 && target.exactAddresses) ? "replace" : "add";
-      const t = ["addr", verb, cidrOf(a), "dev", name];
+      const t = ["addr", verb, ...(exact ? addressWords(a) : [cidrOf(a)]), "dev", name];
       if (a.family === 6) t.push("nodad");
-      lines.push(batchLine(t));
+      push(a, batchLine(t));
     }
     return lines;
   };
@@ -151,10 +203,8 @@ function planAddresses(
 }
 
 /** `addr replace` of an address as it was on its link (IPv6: without DAD). */
-export function putLine(a: Address, dev: string): string {
-  const t: (string | number)[] = ["addr", "replace", cidrOf(a), "dev", dev];
-  if (a.noprefixroute) t.push("noprefixroute");
-  if (a.metric !== undefined) t.push("metric", a.metric);
+export function putLine(a: TargetAddress, dev: string): string {
+  const t: (string | number)[] = ["addr", "replace", ...addressWords(a), "dev", dev];
   if (a.family === 6) t.push("nodad");
   return batchLine(t);
 }
@@ -169,10 +219,11 @@ function cidrOf(a: Pick<Address, "address" | "prefix">): string {
  */
 function subnetsToRebuild(
   have: readonly Address[],
-  want: readonly Pick<Address, "family" | "address" | "prefix">[],
+  want: readonly TargetAddress[],
   wanted: ReadonlySet<string>,
+  idOf: (a: TargetAddress) => string,
 ): Set<string> {
-  const first = (list: readonly Pick<Address, "family" | "address" | "prefix">[]) => {
+  const first = (list: readonly TargetAddress[]) => {
     const m = new Map<string, string>();
     for (const a of list) {
       const k = subnetOf(a);
@@ -180,7 +231,7 @@ function subnetsToRebuild(
     }
     return m;
   };
-  const kept = first(have.filter((a) => wanted.has(`${a.address}/${a.prefix}`)));
+  const kept = first(have.filter((a) => wanted.has(idOf(a))));
   const out = new Set<string>();
   for (const [k, cidr] of first(want)) {
     const primary = kept.get(k);

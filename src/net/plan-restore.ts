@@ -73,6 +73,8 @@ export function planLinksRestore(before: readonly Link[], now: readonly Link[]):
         addresses: old.addresses,
         up: old.flags.includes("UP"),
         exactAddresses: true,
+        exactAttrs: true,
+        ...(old.attrs ? { attrs: old.attrs } : {}),
       }),
     );
   }

@@ -20,6 +20,13 @@ import {
 } from "./vocabulary/routes";
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/@+=-]+$/;
+/**
+ * A value with spaces (a link's alias) in double quotes, which `ip -batch`
+ * reads as one word: printable ASCII inside, no quote, backslash (iproute2
+ * does not unescape) or `#` (it cuts the line there).
+ */
+const QUOTED_TOKEN = /^"[\x20-\x7e]*"$/;
+const QUOTED_REFUSED = /["'#\\]/;
 
 /** Thrown when a value would not be a single plain token: a bug upstream. */
 export class UnsafeTokenError extends Error {
@@ -29,6 +36,7 @@ export class UnsafeTokenError extends Error {
 /** A token as written, refused unless it is one plain token. */
 function token(t: string | number): string {
   const s = String(t);
+  if (QUOTED_TOKEN.test(s) && !QUOTED_REFUSED.test(s.slice(1, -1))) return s;
   if (!SAFE_TOKEN.test(s) || s.startsWith("-")) {
     throw new UnsafeTokenError(`refusing to pass ${JSON.stringify(s)} to ip`);
   }

@@ -22,6 +22,7 @@ import {
   StateSchema,
 } from "../gen/network_pb";
 import { familyOf } from "../net/address";
+import { addressAttrList } from "../net/address-attrs";
 import type { Sysctl } from "../net/full-state";
 import {
   type Attr,
@@ -81,9 +82,14 @@ export function linkToWire(l: Link): Interface {
     mac: l.mac,
     name: l.name,
     mtu: l.mtu,
-    addresses: l.addresses.map((a) => ({ address: a.address, prefix: a.prefix })),
+    addresses: l.addresses.map((a) => ({
+      address: a.address,
+      prefix: a.prefix,
+      attrs: addressAttrList(a).map(([name, value]) => ({ name, value })),
+    })),
     noarp: l.flags.includes("NOARP"),
     up: l.flags.includes("UP"),
+    attrs: (l.attrs ?? []).map(([name, value]) => ({ name, value })),
   });
 }
 

@@ -72,7 +72,22 @@ describe("parseLinks (addr-show.out)", () => {
           addr_info: [{ family: "inet" }, { local: "10.0.0.1" }, "junk"],
         },
       ]),
-    ).toEqual([{ index: 9, name: "e", mac: "", mtu: 0, flags: [], kind: "", addresses: [] }]);
+    ).toEqual([
+      {
+        index: 9,
+        name: "e",
+        mac: "",
+        mtu: 0,
+        flags: [],
+        kind: "",
+        addresses: [],
+        // no flags list: promisc and allmulticast unknown; no ifalias or txqlen: none, 0
+        attrs: [
+          ["alias", ""],
+          ["txqueuelen", "0"],
+        ],
+      },
+    ]);
     expect(parseLinks({ not: "an array" })).toEqual([]);
     expect(parseLinks(undefined)).toEqual([]);
   });

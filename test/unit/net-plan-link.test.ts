@@ -299,7 +299,7 @@ describe("planLink: what the kernel takes with a down or a low MTU", () => {
       addresses: [{ ...a(6, "fd00::2/64"), noprefixroute: true, metric: 77 }],
     });
     expect(planLink([l], l, target({ name: "eth0", addresses: [a(6, "fd00::2/64")] }))).toContain(
-      "addr replace fd00::2/64 dev eth0 noprefixroute metric 77 nodad",
+      "addr replace fd00::2/64 metric 77 noprefixroute dev eth0 nodad",
     );
   });
 

@@ -33,8 +33,9 @@ describe("planLinksRestore", () => {
       "link set dev eth0 down",
       `link set dev eth0 name ${swapName(2)}`,
       `link set dev ${swapName(2)} name ens3`,
-      "addr replace fd00::3/64 dev ens3 nodad",
       "link set dev ens3 up",
+      // once up: the kernel's prefix route then keeps a finite lifetime's expiry
+      "addr replace fd00::3/64 dev ens3 nodad",
     ]);
   });
 

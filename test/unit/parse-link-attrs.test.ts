@@ -1,0 +1,81 @@
+/**
+ * parseLinks on a fresh `ip -d -j addr show` recording (iproute2 6.1,
+ * Linux 6.18, a throwaway netns: test/fixtures/ip/addr-attrs.json) of a
+ * veth with txqueuelen 0, promisc, allmulticast, group 5 and an alias, and
+ * addresses with broadcast, label, metric, noprefixroute, a peer of each
+ * family, scope host, home, mngtmpaddr, a deprecated finite one and an
+ * optimistic one (not carried: listed in `other`). The wire list
+ * (addressAttrList) and the `ip` words (addressWords) of each.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { addressAttrList, addressWords } from "../../src/net/address-attrs";
+import { parseLinks } from "../../src/net/parse-ip-json";
+
+const doc = JSON.parse(
+  readFileSync(new URL("../fixtures/ip/addr-attrs.json", import.meta.url), "utf8"),
+) as unknown;
+
+describe("parseLinks: attributes", () => {
+  const [v0] = parseLinks(doc);
+
+  it("reads the link's attributes, every row", () => {
+    expect(v0?.attrs).toEqual([
+      ["alias", "pod uplink"],
+      ["allmulticast", "on"],
+      ["group", "5"],
+      ["promisc", "on"],
+      ["txqueuelen", "0"],
+    ]);
+  });
+
+  it("reads each address in the kernel's order, typed fields and the rest", () => {
+    const list = (v0?.addresses ?? []).map((a) => [a.address, addressAttrList(a), a.other]);
+    expect(list).toEqual([
+      ["10.3.0.1", [["scope", "host"]], undefined],
+      [
+        "10.1.0.2",
+        [
+          ["broadcast", "10.1.0.255"],
+          ["label", "v0:x"],
+          ["metric", "7"],
+          ["noprefixroute", "on"],
+        ],
+        undefined,
+      ],
+      ["10.2.0.1", [["peer", "10.2.0.9"]], undefined],
+      ["fd00:7::2", [], ["optimistic=true"]],
+      ["fd00:5::2", [["peer", "fd00:5::1"]], undefined],
+      [
+        "fd00::2",
+        [
+          ["home", "on"],
+          ["mngtmpaddr", "on"],
+        ],
+        undefined,
+      ],
+      [
+        "fd00::1",
+        [
+          ["preferred_lft", "0"],
+          ["valid_lft", "1000"],
+        ],
+        undefined,
+      ],
+      ["fe80::4ce3:f3ff:fee3:2b7f", [], undefined],
+    ]);
+  });
+
+  it("writes each back as ip words", () => {
+    expect((v0?.addresses ?? []).map((a) => addressWords(a).join(" "))).toEqual([
+      "10.3.0.1/24 scope host",
+      "10.1.0.2/24 broadcast 10.1.0.255 label v0:x metric 7 noprefixroute",
+      "10.2.0.1 peer 10.2.0.9/32",
+      "fd00:7::2/64",
+      "fd00:5::2 peer fd00:5::1/128",
+      "fd00::2/64 home mngtmpaddr",
+      "fd00::1/64 preferred_lft 0 valid_lft 1000",
+      "fe80::4ce3:f3ff:fee3:2b7f/64",
+    ]);
+  });
+});
