@@ -8,6 +8,7 @@
  *                    [--calls 100000]
  *                    [--slope-calls 300000] [--vm-boots 3] [--vm-pairs 3] [--vm-idle-ms 10000]
  *                    [--vm-guest DIR (row 9's guest directory, default dist/guest)]
+ *                    [--vm-ctl PATH (the netagentctl syncing row 9's pod, default dist/netagentctl)]
  *                    [--watch-changes 200] [--quiet-s 60] [--quick]
  *
  * Row 9 boots QEMU guests (TCG unless KVM really runs one; NETAGENT_ACCEL=tcg
@@ -134,6 +135,7 @@ async function main(): Promise<void> {
         pairs: Number(opt("--vm-pairs") ?? (quick ? 1 : 3)),
         idleMs: Number(opt("--vm-idle-ms") ?? 10_000),
         ...(opt("--vm-guest") === undefined ? {} : { guest: opt("--vm-guest") as string }),
+        ...(opt("--vm-ctl") === undefined ? {} : { ctl: opt("--vm-ctl") as string }),
       }),
     );
   }

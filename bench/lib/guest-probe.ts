@@ -76,11 +76,16 @@ export interface BootedGuest {
  * A booted guest with the agent answering and its shell at the prompt;
  * with `pod` (wired before QEMU starts), synced to it first.
  */
-export async function bootGuest(boot: BootSpec, mac: string, pod?: PtpPod): Promise<BootedGuest> {
+export async function bootGuest(
+  boot: BootSpec,
+  mac: string,
+  pod?: PtpPod,
+  ctl?: string,
+): Promise<BootedGuest> {
   const vm = await Vm.start({ boot, mac, debugConsole: true });
   try {
     const firstCheckMs = await vm.waitForAgent(BOOT_TIMEOUT_MS);
-    const podReadyMs = pod ? await syncUntilEqual(vm, pod) : Number.NaN;
+    const podReadyMs = pod ? await syncUntilEqual(vm, pod, ctl) : Number.NaN;
     await vm.console.waitFor(SHELL_PROMPT, BOOT_TIMEOUT_MS);
     return { vm, firstCheckMs, podReadyMs };
   } catch (err) {
@@ -117,13 +122,15 @@ export async function readGuest(guest: BootedGuest, image?: string): Promise<Gue
 /**
  * Boots `count` guests of one boot description side by side, idles, reads
  * all, stops all. With `withPod` each gets a ptp pod of its own, wired
- * before its QEMU starts (one guest at a time: the pods share a subnet).
+ * before its QEMU starts (one guest at a time: the pods share a subnet),
+ * synced with `ctl` (default dist/netagentctl).
  */
 export async function measureGuests(
   boot: BootSpec,
   count: number,
   idleMs: number,
   withPod = false,
+  ctl?: string,
 ): Promise<GuestFigures[]> {
   if (withPod && count !== 1) throw new Error("measureGuests: a pod for one guest only");
   const macs = Array.from(
@@ -132,7 +139,7 @@ export async function measureGuests(
   );
   const pod = withPod ? await readyPod(macs[0] as string) : undefined;
   try {
-    const started = await Promise.allSettled(macs.map((mac) => bootGuest(boot, mac, pod)));
+    const started = await Promise.allSettled(macs.map((mac) => bootGuest(boot, mac, pod, ctl)));
     const guests = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
     try {
       const failed = started.find((s) => s.status === "rejected");

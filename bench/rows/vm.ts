@@ -30,6 +30,8 @@ export interface VmRowOptions {
   idleMs: number;
   /** The guest directory (default dist/guest, built when missing; another: as it is). */
   guest?: string;
+  /** The netagentctl that syncs the pod (default dist/netagentctl; another build's for its guest). */
+  ctl?: string;
 }
 
 const mib = (kib: number) => kib / 1024;
@@ -44,10 +46,11 @@ async function measure(
   count: number,
   idleMs: number,
   withPod = false,
+  ctl?: string,
 ): Promise<GuestFigures[]> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await measureGuests(boot, count, idleMs, withPod);
+      return await measureGuests(boot, count, idleMs, withPod, ctl);
     } catch (err) {
       const line = String((err as Error).message).split("\n")[0];
       process.stderr.write(`bench: vm boot failed (attempt ${attempt}): ${line}\n`);
@@ -66,7 +69,7 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
   const single: Record<Mode, GuestFigures[]> = { image: [], initramfs: [] };
   for (let i = 0; i < opts.boots; i++) {
     for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
-      const [f] = await measure(boot[mode], 1, opts.idleMs, true);
+      const [f] = await measure(boot[mode], 1, opts.idleMs, true, opts.ctl);
       single[mode].push(f as GuestFigures);
       process.stderr.write(`bench: vm ${mode} boot ${i + 1}: ${JSON.stringify(f)}\n`);
     }
@@ -83,7 +86,7 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
   }
 
   const of = (mode: Mode, k: Figure) => single[mode].map((f) => f[k]);
-  const command = `bun bench/run.ts --rows 9 --vm-boots ${opts.boots} --vm-pairs ${opts.pairs} --vm-idle-ms ${opts.idleMs}${opts.guest === undefined ? "" : ` --vm-guest ${opts.guest}`}`;
+  const command = `bun bench/run.ts --rows 9 --vm-boots ${opts.boots} --vm-pairs ${opts.pairs} --vm-idle-ms ${opts.idleMs}${opts.guest === undefined ? "" : ` --vm-guest ${opts.guest}`}${opts.ctl === undefined ? "" : ` --vm-ctl ${opts.ctl}`}`;
   const base = {
     referenceWhat: "initramfs mode",
     commands: [
