@@ -3,7 +3,7 @@
  * and written to dist/bench.json. Not part of the test command; needs root
  * (network namespaces), a built dist/netagent, and Go for rows 1-2.
  *
- *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8,9,10,11] [--pairs 7] [--counts 1,100,1000,10000,50000]
+ *   bun bench/run.ts [--rows 1,2,3,4,5,6,7,8,9,10,11,12] [--pairs 7] [--counts 1,100,1000,10000,50000]
  *                    [--big-pairs 5] [--no-change-counts 100,10000] [--first-call-counts 10000]
  *                    [--calls 100000]
  *                    [--slope-calls 300000] [--vm-boots 3] [--vm-pairs 3] [--vm-idle-ms 10000]
@@ -27,6 +27,7 @@ import { BUN, NETAGENT, ROOT } from "./lib/proc";
 import { type Row, renderTable } from "./lib/row";
 import { coldStartRows } from "./rows/cold-start";
 import { largeMessageRows } from "./rows/large-message";
+import { largeStateRows } from "./rows/large-state";
 import { memoryRows } from "./rows/memory";
 import { podSyncRows } from "./rows/pod-sync";
 import { stateApplyRows } from "./rows/state-apply";
@@ -42,7 +43,7 @@ const opt = (name: string): string | undefined => {
 };
 const list = (name: string, dflt: number[]) => opt(name)?.split(",").map(Number) ?? dflt;
 const quick = argv.includes("--quick");
-const rowsWanted = new Set(list("--rows", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]));
+const rowsWanted = new Set(list("--rows", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]));
 const pairs = Number(opt("--pairs") ?? (quick ? 3 : 7));
 const bigPairs = Number(opt("--big-pairs") ?? (quick ? 1 : 5));
 
@@ -127,6 +128,9 @@ async function main(): Promise<void> {
   if (rowsWanted.has(8)) await phase("row 8 (pod sync)", () => podSyncRows(Math.max(pairs, 11)));
   if (rowsWanted.has(10)) {
     await phase("row 10 (whole-state Apply)", () => stateApplyRows(Math.max(pairs, 11)));
+  }
+  if (rowsWanted.has(12)) {
+    await phase("row 12 (large whole-state Apply)", () => largeStateRows(Math.max(pairs, 7)));
   }
   if (rowsWanted.has(9)) {
     await phase("row 9 (VM: image mode vs initramfs mode)", () =>

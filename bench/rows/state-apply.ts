@@ -15,7 +15,7 @@ import { applyRequestFor } from "../../src/host/drive-state";
 import { readFreshDefaults, readPodFullState } from "../../src/host/pod-state";
 import { addVeth, Guest } from "../../test/host/helpers";
 import { ChainPod, ptpTuningSbr, rules, sysctl, tableText } from "../../test/host/state-helpers";
-import { interleave } from "../lib/interleave";
+import { applyPairs } from "../lib/apply-pairs";
 import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";
 import { timeIp } from "./update-routes";
@@ -85,28 +85,18 @@ export async function stateApplyRows(pairs: number): Promise<Row[]> {
     const first = await floorPlan();
     const shape = `${first.batch.length} batch lines + ${first.writes.length} sysctl writes`;
 
-    const a: number[] = [];
-    const b: number[] = [];
-    const runA = async (verify: boolean) => {
-      await reset();
-      const t0 = performance.now();
-      await c.unary(Network.method.apply, request, { timeoutMs: 30_000 });
-      a.push(performance.now() - t0);
-      if (verify) await check("Apply");
-    };
-    const runB = async (verify: boolean) => {
-      await reset();
-      const { batch, writes } = await floorPlan();
-      const ipMs = (await timeIp(["-n", ns.name, "-batch", "-"], `${batch.join("\n")}\n`)).ms;
-      b.push(ipMs + (await timeSysctl(ns.name, writes)));
-      if (verify) await check("ip -batch + sysctl -w");
-    };
-    await runA(true);
-    await runB(true);
-    a.length = 0;
-    b.length = 0;
-    await interleave(pairs, runA, runB);
-    const ratios = a.map((x, i) => x / (b[i] as number));
+    const { a, b, ratios } = await applyPairs({
+      pairs,
+      reset,
+      apply: () => c.unary(Network.method.apply, request, { timeoutMs: 30_000 }),
+      floor: async () => {
+        const { batch, writes } = await floorPlan();
+        const ipMs = (await timeIp(["-n", ns.name, "-batch", "-"], `${batch.join("\n")}\n`)).ms;
+        return ipMs + (await timeSysctl(ns.name, writes));
+      },
+      check,
+      floorWhat: "ip -batch + sysctl -w",
+    });
     return [
       {
         id: "10",

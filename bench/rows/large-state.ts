@@ -1,0 +1,192 @@
+/**
+ * Row 12: a large whole state in one netagent.v1 Apply (issue 22): 10,000
+ * routes over 4 tables (main, 100, 200, 300), among them 100 multipath
+ * routes and 200 routes by nexthop objects (20 single objects, 5 groups),
+ * and 100 rules, on a guest netns with two veth NICs. The desired state is
+ * the guest's own Get answer after a first Apply (so it lists the kernel's
+ * prefix routes and default rules, as a pod read does). Each run starts
+ * from the guest with every table, rule and nexthop object flushed, and
+ * Applies it (exact), timed from the request to the answer (read, plan,
+ * one ip -batch, read back, check). The floor makes the same changes: the
+ * plan's own batch lines (a dry run from the same start, not timed)
+ * through one `ip -n GUEST -batch -`. Runs alternate A B / B A.
+ */
+import { create } from "@bufbuild/protobuf";
+import {
+  Network,
+  NexthopSchema,
+  RouteSchema,
+  RuleSchema,
+  StateSchema,
+} from "../../src/gen/network_pb";
+import { AgentClient } from "../../src/host/client";
+import { addVeth, Guest, randomMac } from "../../test/host/helpers";
+import { applyPairs } from "../lib/apply-pairs";
+import type { Row } from "../lib/row";
+import { median, summarize } from "../lib/stats";
+import { timeIp } from "./update-routes";
+
+const TABLES = [254, 100, 200, 300];
+const ROUTES = 10_000;
+
+/** The state to Apply first (not exact: the kernel's own routes and rules stay, and Get lists them). */
+function wanted(macs: readonly string[]) {
+  const nexthops = [
+    ...Array.from({ length: 20 }, (_, i) => ({
+      id: i + 1,
+      family: 4,
+      gateway: `10.${i % 2}.0.${10 + i}`,
+      device: `eth${i % 2}`,
+      onlink: true,
+    })),
+    ...Array.from({ length: 5 }, (_, g) => ({
+      id: 100 + g,
+      group: [0, 1, 2].map((k) => ({ id: 1 + ((g * 3 + k) % 20), weight: k + 1 })),
+    })),
+  ].map((n) => create(NexthopSchema, n));
+  const routes = Array.from({ length: ROUTES }, (_, i) => {
+    const table = TABLES[i % TABLES.length] as number;
+    const dest = `172.${16 + ((i >> 16) & 15)}.${(i >> 8) & 255}.${i & 255}/32`;
+    if (i % 100 === 1) {
+      return create(RouteSchema, {
+        table,
+        family: 4,
+        dest,
+        hops: [
+          { gateway: "10.0.0.1", device: "eth0", weight: 1, onlink: true },
+          { gateway: "10.1.0.1", device: "eth1", weight: 2, onlink: true },
+        ],
+      });
+    }
+    if (i % 50 === 2)
+      return create(RouteSchema, {
+        table,
+        family: 4,
+        dest,
+        nhid: i % 100 === 2 ? 100 + (i % 5) : 1 + (i % 20),
+      });
+    return create(RouteSchema, {
+      table,
+      family: 4,
+      dest,
+      gateway: `10.${i % 2}.0.1`,
+      device: `eth${i % 2}`,
+      onlink: true,
+    });
+  });
+  const rules = Array.from({ length: 100 }, (_, i) =>
+    create(RuleSchema, {
+      priority: 1000 + i,
+      family: 4,
+      from: `192.168.${i}.0/24`,
+      table: TABLES[1 + (i % 3)] as number,
+    }),
+  );
+  return create(StateSchema, {
+    interfaces: macs.map((mac, i) => ({
+      mac,
+      name: `eth${i}`,
+      mtu: 1500,
+      up: true,
+      addresses: [{ address: `10.${i}.0.2`, prefix: 16 }],
+    })),
+    routes,
+    rules,
+    nexthops,
+  });
+}
+
+export async function largeStateRows(pairs: number): Promise<Row[]> {
+  let guest: Guest | undefined;
+  let client: AgentClient | undefined;
+  try {
+    guest = await Guest.create();
+    const ns = guest.ns;
+    const macs = [randomMac(), randomMac()];
+    await addVeth(ns, "eth0", macs[0] as string);
+    await addVeth(ns, "eth1", macs[1] as string);
+    client = await AgentClient.connect(guest.addr);
+    const c = client;
+    await c.unary(Network.method.apply, { desired: wanted(macs) }, { timeoutMs: 120_000 });
+    const desired = await c.unary(Network.method.get, {});
+    const request = { desired, exact: true };
+    // Table local's kernel routes come and go with DAD on their own: not counted.
+    const counts = async () => {
+      const routes = await ns.json<{ table?: string; protocol?: string }[]>(
+        "route",
+        "show",
+        "table",
+        "all",
+      );
+      const nh = await ns.json<unknown[]>("nexthop", "show");
+      const rules = await ns.json<unknown[]>("rule", "show");
+      const own = routes.filter((r) => !(r.table === "local" && r.protocol === "kernel"));
+      return { routes: own.length, nexthops: nh.length, rules: rules.length };
+    };
+    const want = await counts();
+    const reset = async () => {
+      const lines = [
+        "nexthop flush",
+        ...TABLES.map((t) => `route flush table ${t}`),
+        ...Array.from({ length: 100 }, (_, i) => `rule del priority ${1000 + i}`),
+      ];
+      await timeIp(["-n", ns.name, "-force", "-batch", "-"], `${lines.join("\n")}\n`).catch(
+        () => undefined,
+      );
+    };
+    const check = async (what: string) => {
+      const got = await counts();
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        throw new Error(`${what}: ${JSON.stringify(got)}, wanted ${JSON.stringify(want)}`);
+    };
+    const floorPlan = async () => {
+      const dry = await c.unary(
+        Network.method.apply,
+        { ...request, dryRun: true },
+        { timeoutMs: 120_000 },
+      );
+      if (dry.plan.some((l) => l.startsWith("-6 ") || l.startsWith("sysctl ")))
+        throw new Error("the plan needs ip -6 or sysctl writes: not this state");
+      return dry.plan;
+    };
+    const shape = `${desired.routes.length} routes, ${desired.rules.length} rules, ${desired.nexthops.length} nexthop objects`;
+    const lines: number[] = [];
+    const { a, b, ratios } = await applyPairs({
+      pairs,
+      reset,
+      apply: () => c.unary(Network.method.apply, request, { timeoutMs: 120_000 }),
+      floor: async () => {
+        const plan = await floorPlan();
+        lines.push(plan.length);
+        return (await timeIp(["-n", ns.name, "-batch", "-"], `${plan.join("\n")}\n`)).ms;
+      },
+      check,
+      floorWhat: "ip -batch",
+    });
+    return [
+      {
+        id: "12",
+        what: `whole-state Apply of a large state (${shape}; ${median(lines)} batch lines), request -> answer`,
+        unit: "ms",
+        ours: median(a),
+        reference: median(b),
+        referenceWhat: "the same plan's lines through one ip -batch",
+        ratio: median(ratios),
+        ratioNote: "median of per-pair ratios",
+        oursStats: summarize(a),
+        referenceStats: summarize(b),
+        ratioStats: summarize(ratios),
+        goal: "ratio <= 1.5",
+        met: median(ratios) <= 1.5,
+        notes: [
+          "ours: netagent.v1.Network/Apply (exact): validate, read, plan, 1 ip -batch, read back, re-plan, answer the state",
+          "reference: the same plan's batch lines, no reads",
+        ],
+        commands: [`bun bench/run.ts --rows 12 --pairs ${pairs}`],
+      },
+    ];
+  } finally {
+    client?.close();
+    await guest?.remove().catch(() => {});
+  }
+}
