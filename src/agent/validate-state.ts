@@ -15,11 +15,12 @@ import type { DesiredLink, DesiredNeighbor, DesiredState, Sysctl } from "../net/
 import type { Rule } from "../net/rules";
 import { parseSysctlKey, sysctlValueProblem } from "../net/sysctl-keys";
 import { isManagedLink } from "../net/vocabulary/links";
+import { isProxy, NEIGHBOR_ATTRS } from "../net/vocabulary/neighbor-attrs";
 import { TABLE_MAIN } from "../net/vocabulary/routes";
 import { RULE_ACTION_ATTRS } from "../net/vocabulary/rule-attrs";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import { RULE_ACTION_NAMES } from "../wire/state-map";
-import { ATTR_LIMITS } from "./validate-attrs";
+import { ATTR_LIMITS, attrsFromWire } from "./validate-attrs";
 import { invalid, validateMac, validateName } from "./validate-fields";
 import { desiredAddress, linkAttrs } from "./validate-link-attrs";
 import { ruleAttrs } from "./validate-rule-attrs";
@@ -127,12 +128,17 @@ export function validateApply(request: ApplyRequest): DesiredState {
     validateName(`${f}.device`, x.device);
     if (!isManagedLink(x.device))
       throw invalid(`${f}.device`, x.device, "is not managed (loopback)");
+    const attrs = attrsFromWire(f, x.attrs, NEIGHBOR_ATTRS);
+    const proxy = isProxy({ ...(attrs ? { attrs } : {}) });
+    if (proxy && x.lladdr !== "")
+      throw invalid(`${f}.lladdr`, x.lladdr, "is given for a proxy entry (it has none)");
     return {
       family: p.family,
       ip: p.text,
       dev: x.device,
-      lladdr: validateMac(`${f}.lladdr`, x.lladdr),
+      lladdr: proxy ? "" : validateMac(`${f}.lladdr`, x.lladdr),
       router: x.router,
+      ...(attrs ? { attrs } : {}),
     };
   });
 

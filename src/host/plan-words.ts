@@ -90,8 +90,16 @@ function ruleOf(t: readonly string[], v6: boolean): RuleView {
 }
 
 /** The words of a batch neighbour line (after its verb); unknown words kept, in order. */
-function neighborOf(t: readonly string[]): string {
-  const n = { ip: t[0] ?? "", dev: "", lladdr: "", router: false };
+function neighborOf(words: readonly string[]): string {
+  const proxy = words[0] === "proxy";
+  const t = proxy ? words.slice(1) : words;
+  const n = {
+    ip: t[0] ?? "",
+    dev: "",
+    lladdr: "",
+    router: false,
+    ...(proxy ? { attrs: [["proxy", "on"] as const] } : {}),
+  };
   const extra: string[] = [];
   for (let i = 1; i < t.length; i++) {
     const w = t[i] as string;

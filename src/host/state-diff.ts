@@ -106,10 +106,19 @@ export function compareStates(
   const neigh = (s: State) =>
     s.neighbors
       .map((n) =>
-        neighborWords({ ip: n.address, dev: n.device, lladdr: n.lladdr, router: n.router }),
+        neighborWords({
+          ip: n.address,
+          dev: n.device,
+          lladdr: n.lladdr,
+          router: n.router,
+          attrs: n.attrs.map((a) => [a.name, a.value] as const),
+        }),
       )
       .sort();
-  sections.push({ title: "neighbours (permanent)", rows: setRows(neigh(pod), neigh(guest)) });
+  sections.push({
+    title: "neighbours (permanent)",
+    rows: setRows(neigh(pod), neigh(guest)),
+  });
   const nexthops = (s: State) => s.nexthops.map(nexthopWords).sort();
   sections.push({ title: "nexthop objects", rows: setRows(nexthops(pod), nexthops(guest)) });
 

@@ -209,16 +209,19 @@ export function stateRuleView(r: StateRule): RuleView {
   };
 }
 
-/** `ADDRESS dev DEVICE [lladdr MAC] [router]`, as `ip neigh` orders them. */
+/** `[proxy] ADDRESS dev DEVICE [lladdr MAC] [router] [extern_learn]`, as `ip neigh` orders them. */
 export function neighborWords(n: {
   ip: string;
   dev: string;
   lladdr?: string;
   router?: boolean;
+  attrs?: readonly (readonly [string, string])[];
 }): string {
-  const t = [n.ip, "dev", n.dev];
+  const on = (k: string) => n.attrs?.some(([name]) => name === k) === true;
+  const t = on("proxy") ? ["proxy", n.ip, "dev", n.dev] : [n.ip, "dev", n.dev];
   if (n.lladdr) t.push("lladdr", n.lladdr);
   if (n.router) t.push("router");
+  if (on("extern_learn")) t.push("extern_learn");
   return t.join(" ");
 }
 

@@ -47,8 +47,11 @@ export interface DesiredNeighbor {
   family: Family;
   ip: string;
   dev: string;
+  /** "" for a proxy entry. */
   lladdr: string;
   router: boolean;
+  /** proxy, extern_learn (vocabulary/neighbor-attrs.ts). */
+  attrs?: Attr[];
 }
 
 export interface DesiredState {

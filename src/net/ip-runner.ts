@@ -137,7 +137,14 @@ export class IpRunner {
    * routes when one has metrics (their locks: ip-route-reads.ts).
    */
   async readFullState(opts?: IpRunOptions): Promise<Omit<FullState, "sysctls">> {
-    const lines = ["addr show", "route show table all", "neigh show", "nexthop show", "rule show"];
+    const lines = [
+      "addr show",
+      "route show table all",
+      "neigh show",
+      "neigh show proxy",
+      "nexthop show",
+      "rule show",
+    ];
     const [docs, six] = await Promise.all([
       this.readBatch(lines, opts),
       readFamily6(this.oneShot, opts?.signal),
@@ -146,9 +153,9 @@ export class IpRunner {
     return {
       links: parseLinks(docs[0]),
       routes: this.dispatch.noteRoutes(routes),
-      neighbors: parseNeighbors(docs[2]),
-      nexthops: parseNexthops(docs[3], six.nexthops6),
-      rules: [...parseRules(docs[4], 4), ...six.rules],
+      neighbors: [...parseNeighbors(docs[2]), ...parseNeighbors(docs[3])],
+      nexthops: parseNexthops(docs[4], six.nexthops6),
+      rules: [...parseRules(docs[5], 4), ...six.rules],
     };
   }
 
@@ -162,16 +169,25 @@ export class IpRunner {
     lines: readonly string[],
     opts: IpRunOptions = {},
   ): Promise<Omit<FullState, "sysctls" | "rules"> & { rules4: FullState["rules"] }> {
-    const reads = ["addr show", "route show table all", "neigh show", "nexthop show", "rule show"];
+    const reads = [
+      "addr show",
+      "route show table all",
+      "neigh show",
+      "neigh show proxy",
+      "nexthop show",
+      "rule show",
+    ];
     const all = [...lines, ...reads];
     const r = await this.dispatch.jsonBatch(all, reads.length, opts);
-    const [links, routes, neighbors, nexthops, rules] = batchDocuments(r, all, "ip -batch").slice(
-      -reads.length,
-    );
+    const [links, routes, neighbors, proxies, nexthops, rules] = batchDocuments(
+      r,
+      all,
+      "ip -batch",
+    ).slice(-reads.length);
     return {
       links: parseLinks(links),
       routes: this.dispatch.noteRoutes(await routesWithLocks(this.oneShot, routes, opts.signal)),
-      neighbors: parseNeighbors(neighbors),
+      neighbors: [...parseNeighbors(neighbors), ...parseNeighbors(proxies)],
       nexthops: parseNexthops(nexthops),
       rules4: parseRules(rules, 4),
     };

@@ -114,6 +114,8 @@ export interface Neighbor {
   /** NUD state names as iproute2 prints them (PERMANENT, REACHABLE, ...). */
   state: string[];
   router: boolean;
+  /** proxy (a proxy entry: no MAC, no state), extern_learn (vocabulary/neighbor-attrs.ts). */
+  attrs?: Attr[];
 }
 
 export interface NetState {

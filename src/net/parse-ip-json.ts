@@ -10,6 +10,7 @@ import type { Address, Link, Neighbor } from "./model";
 import { ADDRESS_ATTRS, ADDRESS_JSON_KEYS, TYPED_ADDRESS_ATTRS } from "./vocabulary/address-attrs";
 import { readAttrs } from "./vocabulary/attrs";
 import { LINK_ATTRS } from "./vocabulary/link-attrs";
+import { NEIGHBOR_ATTRS } from "./vocabulary/neighbor-attrs";
 
 export { parseAllTableRoutes, parseRoutes } from "./parse-ip-routes";
 
@@ -70,13 +71,17 @@ function parseAddress(a: Json, ifname: string): Address | undefined {
   };
 }
 
-/** Neighbours from `ip -json neigh show`. */
+/**
+ * Neighbours from `ip -json neigh show`, or proxy entries from `ip -json
+ * neigh show proxy` (`proxy`: each gets the proxy attribute).
+ */
 export function parseNeighbors(doc: unknown): Neighbor[] {
   const out: Neighbor[] = [];
   for (const n of asArray(doc)) {
     const dst = str(n.dst);
     const dev = str(n.dev);
     if (dst === undefined || dev === undefined) continue;
+    const attrs = readAttrs(NEIGHBOR_ATTRS, n);
     out.push({
       family: familyOf(dst),
       ip: dst,
@@ -86,6 +91,7 @@ export function parseNeighbors(doc: unknown): Neighbor[] {
         ? n.state.filter((s): s is string => typeof s === "string")
         : [],
       router: "router" in n,
+      ...(attrs.length ? { attrs } : {}),
     });
   }
   return out;

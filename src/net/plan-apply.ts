@@ -10,7 +10,12 @@
 
 import type { DesiredState, FullState, Sysctl } from "./full-state";
 import { type LinkPhase, planLinkPhase, predictRoutes } from "./plan-link-phase";
-import { renderPermanentNeighbor } from "./plan-neighbors";
+import {
+  neighborKey,
+  neighborRest,
+  renderNeighborDelete,
+  renderPermanentNeighbor,
+} from "./plan-neighbors";
 import type { NexthopPlan } from "./plan-nexthops";
 import { planRouteState } from "./plan-route-state";
 import type { RouteOp } from "./plan-routes";
@@ -18,6 +23,7 @@ import { batchLine } from "./render-batch";
 import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps } from "./rules";
 import { normaliseSysctlValue, parseSysctlKey, sysctlKeyFor } from "./sysctl-keys";
 import { isManagedLink } from "./vocabulary/links";
+import { isProxy } from "./vocabulary/neighbor-attrs";
 
 export interface SysctlWrite extends Sysctl {
   /** The key naming the link by its current name: where the old value is read and restored. */
@@ -95,7 +101,11 @@ export function planApply(
   };
 }
 
-/** Permanent neighbours: the desired ones replaced when they differ, other permanent ones on managed links deleted. */
+/**
+ * Permanent and proxy neighbours: the desired ones replaced when they
+ * differ (a proxy entry deleted first: its flags stay as they were made),
+ * other permanent and proxy ones on managed links deleted.
+ */
 function planPermanentNeighbors(
   current: FullState,
   desired: DesiredState,
@@ -111,21 +121,22 @@ function planPermanentNeighbors(
   const have = current.neighbors
     .filter(
       (n) =>
-        n.state.includes("PERMANENT") &&
+        (n.state.includes("PERMANENT") || isProxy(n)) &&
         isManagedLink(n.dev) &&
         !links.downed.has(n.dev) &&
         !(n.family === 6 && links.ipv6Off.has(n.dev)),
     )
     .map((n) => ({ ...n, dev: finalName(n.dev) }));
-  const key = (n: { ip: string; dev: string }) => `${n.ip} ${n.dev}`;
-  const wanted = new Set(desired.neighbors.map(key));
+  const byKey = new Map(have.map((h) => [neighborKey(h), h]));
+  const wanted = new Set(desired.neighbors.map(neighborKey));
   for (const n of desired.neighbors) {
-    const h = have.find((x) => key(x) === key(n));
-    if (h && h.lladdr === n.lladdr && h.router === n.router) continue;
+    const h = byKey.get(neighborKey(n));
+    if (h && neighborRest(h) === neighborRest(n)) continue;
+    if (h && isProxy(n)) lines.push(renderNeighborDelete(h));
     lines.push(renderPermanentNeighbor(n));
   }
   for (const h of have) {
-    if (!wanted.has(key(h))) lines.push(batchLine(["neigh", "del", h.ip, "dev", h.dev]));
+    if (!wanted.has(neighborKey(h))) lines.push(renderNeighborDelete(h));
   }
   return lines;
 }

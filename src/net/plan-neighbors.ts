@@ -4,6 +4,8 @@
  */
 import type { Neighbor } from "./model";
 import { batchLine } from "./render-batch";
+import { type Attr, attrsText, attrWords } from "./vocabulary/attrs";
+import { isProxy, NEIGHBOR_ATTRS } from "./vocabulary/neighbor-attrs";
 
 export interface NeighborEntry {
   ip: string;
@@ -14,16 +16,47 @@ export interface NeighborEntry {
   externLearned: boolean;
 }
 
-/** A permanent entry (netagent.v1 Apply and its restore): `neigh replace ... nud permanent`. */
-export function renderPermanentNeighbor(n: {
+/** What a permanent or proxy entry of netagent.v1 is. */
+export interface StateNeighbor {
   ip: string;
   dev: string;
+  /** "" for a proxy entry. */
   lladdr: string;
   router: boolean;
-}): string {
+  attrs?: readonly Attr[];
+}
+
+/** Identifies an entry: a proxy entry is another object than a neighbour of the same address. */
+export function neighborKey(n: StateNeighbor): string {
+  return `${isProxy(n) ? "proxy " : ""}${n.ip} ${n.dev}`;
+}
+
+/** The rest: two entries of one key with the same text are the same. */
+export function neighborRest(n: StateNeighbor): string {
+  return `${n.lladdr} ${n.router} ${attrsText(n.attrs)}`;
+}
+
+/**
+ * A permanent entry (netagent.v1 Apply and its restore):
+ * `neigh replace ... nud permanent [router] [extern_learn]`, or a proxy
+ * entry: `neigh replace proxy IP dev D [router]`.
+ */
+export function renderPermanentNeighbor(n: StateNeighbor): string {
+  if (isProxy(n)) {
+    const t = ["neigh", "replace", "proxy", n.ip, "dev", n.dev];
+    if (n.router) t.push("router");
+    return batchLine(t);
+  }
   const t = ["neigh", "replace", n.ip, "lladdr", n.lladdr, "dev", n.dev, "nud", "permanent"];
   if (n.router) t.push("router");
+  const rest = (n.attrs ?? []).filter(([k]) => k !== "proxy");
+  t.push(...attrWords(NEIGHBOR_ATTRS, rest));
   return batchLine(t);
+}
+
+/** `neigh del [proxy] IP dev D`. */
+export function renderNeighborDelete(n: StateNeighbor): string {
+  return batchLine(["neigh", "del", ...(isProxy(n) ? ["proxy"] : []), n.ip, "dev", n.dev]);
 }
 
 export function renderNeighborReplace(n: NeighborEntry): string {

@@ -13,13 +13,20 @@
 import type { FullState } from "./full-state";
 import type { Link, Route } from "./model";
 import { planLink, swapName } from "./plan-link";
-import { renderPermanentNeighbor } from "./plan-neighbors";
+import {
+  neighborKey,
+  neighborRest,
+  renderNeighborDelete,
+  renderPermanentNeighbor,
+  type StateNeighbor,
+} from "./plan-neighbors";
 import { planNexthops, withoutNexthops } from "./plan-nexthops";
 import { renderNexthopOps, splitSix } from "./plan-route-state";
 import { planTables, tableOf } from "./plan-tables";
 import { batchLine, renderRouteOps } from "./render-batch";
 import { IPV6_BATCH, planRules, renderRuleOps } from "./rules";
 import { isManagedLink } from "./vocabulary/links";
+import { isProxy } from "./vocabulary/neighbor-attrs";
 import { TABLE_LOCAL } from "./vocabulary/routes";
 
 /** Lines that give every link of `before` still present its old name, MTU, flags and addresses. */
@@ -111,14 +118,15 @@ export function planStateRestore(
   ];
   const ruleLines = renderRuleOps(planRules(now.rules, before.rules, { exact: true }));
   const perm = (s: FullState) =>
-    s.neighbors.filter((n) => n.state.includes("PERMANENT") && isManagedLink(n.dev));
-  const key = (n: { ip: string; dev: string; lladdr: string; router: boolean }) =>
-    `${n.ip} ${n.dev} ${n.lladdr} ${n.router}`;
+    s.neighbors.filter(
+      (n) => (n.state.includes("PERMANENT") || isProxy(n)) && isManagedLink(n.dev),
+    );
+  const key = (n: StateNeighbor) => `${neighborKey(n)} ${neighborRest(n)}`;
   const had = new Set(perm(before).map(key));
   const has = new Set(perm(now).map(key));
   const neigh: string[] = [];
   for (const n of perm(now)) {
-    if (!had.has(key(n))) neigh.push(batchLine(["neigh", "del", n.ip, "dev", n.dev]));
+    if (!had.has(key(n))) neigh.push(renderNeighborDelete(n));
   }
   for (const n of perm(before)) {
     if (has.has(key(n))) continue;

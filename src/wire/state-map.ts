@@ -34,6 +34,7 @@ import {
 } from "../net/model";
 import type { Rule } from "../net/rules";
 import { isManagedLink } from "../net/vocabulary/links";
+import { isProxy } from "../net/vocabulary/neighbor-attrs";
 import { NEXTHOP_DEFAULT_PROTOCOL, TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";
 
 export const ROUTE_TYPES: Record<string, RouteType> = {
@@ -158,6 +159,7 @@ export function neighborToWire(n: Neighbor): ProtoNeighbor {
     device: n.dev,
     lladdr: n.lladdr,
     router: n.router,
+    attrs: attrsToWire(n.attrs),
   });
 }
 
@@ -181,7 +183,9 @@ export function stateToWire(s: {
     routes: s.routes.filter(isStateRoute).map(routeToWire),
     rules: s.rules.filter((r) => !r.other?.length).map(ruleToWire),
     neighbors: s.neighbors
-      .filter((n) => n.state.includes("PERMANENT") && n.lladdr && isManagedLink(n.dev))
+      .filter(
+        (n) => ((n.state.includes("PERMANENT") && n.lladdr) || isProxy(n)) && isManagedLink(n.dev),
+      )
       .map(neighborToWire),
     sysctls: s.sysctls.map((x) => ({ key: x.key, value: x.value })),
     nexthops: (s.nexthops ?? []).map(nexthopToWire),
