@@ -21,9 +21,9 @@ import {
   type StateNeighbor,
 } from "./plan-neighbors";
 import { planNexthops, withoutNexthops } from "./plan-nexthops";
-import { renderNexthopOps, splitSix } from "./plan-route-state";
+import { nexthopAndRouteLines, renderNexthopOps, splitSix } from "./plan-route-state";
 import { planTables, tableOf } from "./plan-tables";
-import { batchLine, renderRouteOps } from "./render-batch";
+import { batchLine } from "./render-batch";
 import { IPV6_BATCH, planRules, renderRuleOps } from "./rules";
 import { isManagedLink } from "./vocabulary/links";
 import { isProxy } from "./vocabulary/neighbor-attrs";
@@ -100,7 +100,8 @@ export function planStateRestore(
   const kernelLocal = (r: Route) => tableOf(r) === TABLE_LOCAL && r.protocol === "kernel";
   const desired = before.routes.filter((r) => !kernelLocal(r));
   // Nexthop objects exactly as before (when they were read): made again
-  // before the routes by them, the others deleted after (plan-nexthops.ts);
+  // before the routes by them, after the routes without a gateway, the
+  // others deleted after (plan-route-state.ts, plan-nexthops.ts);
   // the routes by an object made anew are gone meanwhile.
   const nexthops =
     before.nexthops === undefined ? undefined : planNexthops(now.nexthops ?? [], before.nexthops);
@@ -111,11 +112,11 @@ export function planStateRestore(
     ? now.routes.filter((r) => r.nhid === undefined || alive.has(r.nhid))
     : now.routes;
   const { main, six } = splitSix(nexthops?.heads ?? []);
-  const routeLines = [
-    ...renderNexthopOps(main),
-    ...renderRouteOps(planTables(routesNow, desired, { exact: true })),
-    ...renderNexthopOps(nexthops?.tails ?? []),
-  ];
+  const routeLines = nexthopAndRouteLines(
+    planTables(routesNow, desired, { exact: true }),
+    main,
+    nexthops?.tails ?? [],
+  );
   const ruleLines = renderRuleOps(planRules(now.rules, before.rules, { exact: true }));
   const perm = (s: FullState) =>
     s.neighbors.filter(

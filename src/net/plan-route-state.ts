@@ -2,8 +2,9 @@
  * The route part of an Apply: nexthop objects and the routes of every
  * table, planned against what the link lines leave (plan-link-phase.ts for
  * single-link routes, plan-nexthops.ts for objects and multipath routes).
- * Lines in order: objects made or changed (singles, then groups), route
- * changes of every table, route deletes, stale objects deleted (groups
+ * Lines in order: route changes of every table up to the first route by
+ * a nexthop object, objects made or changed (singles, then groups), the
+ * other route changes, route deletes, stale objects deleted (groups
  * first). Pure.
  */
 import type { DesiredState, FullState } from "./full-state";
@@ -76,12 +77,31 @@ export function planRouteState(
     kernel: impliedKernelRoutes(phase.predicted),
   });
   const { main, six } = splitSix(nexthops.heads);
-  const lines = [
-    ...renderNexthopOps(main),
-    ...renderRouteOps(routeOps),
-    ...renderNexthopOps(nexthops.tails),
-  ];
+  const lines = nexthopAndRouteLines(routeOps, main, nexthops.tails);
   return { nexthops, routeOps, lines, lines6: renderNexthopOps(six) };
+}
+
+/**
+ * The lines of a route plan and its nexthop objects' operations. An
+ * object's gateway must be reachable when it is made, maybe by a route of
+ * the plan (a link route with no address's prefix behind it): objects go
+ * in just before the first route that uses one (planRoutes puts routes
+ * without a gateway first; a route by nhid counts as one with), stale
+ * objects after everything.
+ */
+export function nexthopAndRouteLines(
+  routeOps: readonly RouteOp[],
+  heads: NexthopPlan["heads"],
+  tails: NexthopPlan["tails"],
+): string[] {
+  const at = routeOps.findIndex((o) => o.op !== "delete" && o.route.nhid !== undefined);
+  const cut = at < 0 ? routeOps.length : at;
+  return [
+    ...renderRouteOps(routeOps.slice(0, cut)),
+    ...renderNexthopOps(heads),
+    ...renderRouteOps(routeOps.slice(cut)),
+    ...renderNexthopOps(tails),
+  ];
 }
 
 /** The head operations an `ip -6 -batch` must run (made or made anew: IPv6 blackholes), and the rest. */

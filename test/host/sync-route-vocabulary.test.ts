@@ -178,6 +178,16 @@ describe("sync carries the route vocabulary (issue 22, item 2: routes)", () => {
     await expectMirrored(s, [["10.11.0.1"]]);
   });
 
+  it("a nexthop object whose gateway only a route of the pod reaches (not an address's prefix) is made after that route", async () => {
+    const s = await setUp([
+      ["route", "add", "10.81.0.0/24", "dev", "eth1", "scope", "link"],
+      ["nexthop", "add", "id", "5", "via", "10.81.0.1", "dev", "eth1"],
+      ["nexthop", "add", "id", "6", "group", "5"],
+      ["route", "add", "10.20.0.0/16", "nhid", "6"],
+    ]);
+    await expectMirrored(s, [["10.20.0.1"]]);
+  });
+
   it("a local route in a user table stays", async () => {
     const s = await setUp([
       ["route", "add", "local", "10.12.0.0/16", "dev", "eth0", "table", "200"],
