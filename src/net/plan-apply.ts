@@ -19,7 +19,6 @@ import {
 import type { NexthopPlan } from "./plan-nexthops";
 import { planRouteState } from "./plan-route-state";
 import type { RouteOp } from "./plan-routes";
-import { batchLine } from "./render-batch";
 import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps } from "./rules";
 import { normaliseSysctlValue, parseSysctlKey, sysctlKeyFor } from "./sysctl-keys";
 import { isManagedLink } from "./vocabulary/links";

@@ -17,6 +17,7 @@
  * this model did not foresee, so a gap here costs a second batch, not a
  * wrong result.
  */
+import { networkText, parseIp } from "./address";
 import type { DesiredLink } from "./full-state";
 import { impliedKernelRoutes } from "./kernel-routes";
 import type { Address, Link, Route } from "./model";
@@ -69,13 +70,13 @@ export function planLinkPhase(
     }
     const kept: Address[] = link.addresses.filter((a) => a.scope !== "global");
     const wanted = new Set(want.addresses.map((a) => `${a.address}/${a.prefix}`));
-    let addresses: Address[] = [
+    let addresses: Address[] = withSecondaries(link.addresses, [
       ...kept.filter((a) => !wanted.has(`${a.address}/${a.prefix}`)),
       ...want.addresses.map((a) => ({
         ...a,
         scope: a.scope ?? (a.address.toLowerCase().startsWith("fe80:") ? "link" : "global"),
       })),
-    ];
+    ]);
     if ((want.mtu || link.mtu) < IPV6_MIN_MTU) {
       ipv6Off.add(originalName.get(link.index) as string);
       addresses = addresses.filter((a) => a.family !== 6);
@@ -102,6 +103,31 @@ export function planLinkPhase(
     if (was !== l.name) formerName.set(l.name, was);
   }
   return { lines, predicted: links, formerName, downed, ipv6Off };
+}
+
+/**
+ * The addresses with the kernel's `secondary` flag: as read for one the
+ * link has; for a new IPv4 one, whether an earlier primary has its prefix
+ * length and subnet (the kernel's rule: a secondary has no prefix route of
+ * its own, even when that primary has noprefixroute).
+ */
+function withSecondaries(had: readonly Address[], list: readonly Address[]): Address[] {
+  const cidr = (a: Address) => `${a.address}/${a.prefix}`;
+  const read = new Map(had.map((a) => [cidr(a), a.secondary === true]));
+  const primaries = new Set<string>();
+  return list.map((a) => {
+    if (a.family !== 4) return a;
+    const net = `${subnet(a.address, a.prefix)}/${a.prefix}`;
+    const secondary = read.get(cidr(a)) ?? primaries.has(net);
+    if (!secondary) primaries.add(net);
+    const { secondary: _, ...rest } = a;
+    return secondary ? { ...rest, secondary: true } : rest;
+  });
+}
+
+function subnet(address: string, prefix: number): string {
+  const p = parseIp(address);
+  return typeof p === "string" ? address : networkText(p.bytes, prefix);
 }
 
 /** The link's attributes with the wanted ones set (the rest are kept). */

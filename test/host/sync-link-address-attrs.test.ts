@@ -157,4 +157,14 @@ describe("sync carries link and address attributes (issue 22 item 2)", () => {
     expect(s.code, s.stdout + s.stderr).toBe(0);
     await expectMirrored(pair);
   });
+
+  it("a noprefixroute primary and its secondary: the secondary has no prefix route either (podgen seed 4)", async () => {
+    pair = await MirrorPair.create();
+    const ip = (...a: string[]) => pair?.pod.ip(...a);
+    await ip("addr", "add", "10.176.94.4/28", "noprefixroute", "dev", "eth0");
+    await ip("addr", "add", "10.176.94.9/28", "dev", "eth0");
+    const s = await pair.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    await expectMirrored(pair);
+  });
 });
