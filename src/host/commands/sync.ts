@@ -6,6 +6,7 @@ import type { SyncRequests } from "../pod-requests";
 import { KATA_RETRY } from "../retry";
 import { escapeControls } from "../safe-text";
 import { type ApplyReport, type PodReport, readPodState, syncPod } from "../sync-once";
+import { type Verification, verifySync } from "../sync-verify";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";
 import { runWatch, WATCH_HELP } from "./sync-watch";
@@ -52,9 +53,15 @@ sysctls, what netagent.v1 does not carry, and what the guest's kernel
 refuses (Apply's best_effort: a line it fails, a sysctl it lacks). Each is
 listed under "not mirrored" with why, and the exit code is ${INCOMPLETE}.
 
-Exit codes: 0 synced; 1 a call failed (CODE: message printed; what was
-applied before it stays); 2 usage or bad input (nothing sent); ${INCOMPLETE} synced
-through Apply, but the mirror is incomplete (what was left out is listed).
+From a namespace, an Apply is followed by the complete comparison diff
+makes (everything ip -d -j and /proc/sys/net show on both sides, less what
+legitimately differs; see diff --help): whatever it still finds is listed
+under "still different" and the mirror counts as incomplete.
+
+Exit codes: 0 synced (from a namespace: and the complete reads agree);
+1 a call failed (CODE: message printed; what was applied before it stays);
+2 usage or bad input (nothing sent); ${INCOMPLETE} synced through Apply, but the
+mirror is incomplete (what was left out, or still differs, is listed).
 `;
 
 function requestsJson(r: SyncRequests) {
@@ -100,9 +107,15 @@ export const sync: Command = {
       ctx.write(`${JSON.stringify(requestsJson(requests), null, ctx.json ? 0 : 2)}\n`);
       return 0;
     }
-    const outcome = await withClient(ctx, (client) =>
-      syncPod(client, pod, { ...options, progress: ctx.progress, kata: flags["--kata"] === true }),
-    );
+    const { outcome, verified } = await withClient(ctx, async (client) => {
+      const kata = flags["--kata"] === true;
+      const outcome = await syncPod(client, pod, { ...options, progress: ctx.progress, kata });
+      const { netns } = source;
+      if (outcome.kind !== "apply" || netns === undefined) return { outcome };
+      ctx.progress.update("reading both sides completely (the check of the verdict)");
+      const check = { netns, label: source.label, timeoutMs: ctx.timeoutMs };
+      return { outcome, verified: await verifySync(client, check) };
+    });
     ctx.progress.clear();
     const rules = outcome.rules;
     const rulesLost = "unimplemented" in rules && rules.unimplemented && podRules !== undefined;
@@ -115,10 +128,13 @@ export const sync: Command = {
           json: ctx.json,
           macs,
           rules,
+          verified,
         }),
       );
       if (rulesLost) return 1;
-      return outcome.apply.notMirrored.length > 0 ? INCOMPLETE : 0;
+      const incomplete =
+        outcome.apply.notMirrored.length > 0 || (verified?.findings.length ?? 0) > 0;
+      return incomplete ? INCOMPLETE : 0;
     }
     const { sync: report, missed } = outcome;
     if (ctx.json) {
@@ -167,10 +183,17 @@ export const sync: Command = {
 /** What sync prints after an Apply. */
 function applyReport(
   apply: ApplyReport,
-  o: { label: string; addr: string; json: boolean; macs: Set<string>; rules: PodReport["rules"] },
+  o: {
+    label: string;
+    addr: string;
+    json: boolean;
+    macs: Set<string>;
+    rules: PodReport["rules"];
+    verified: Verification | undefined;
+  },
 ): string {
   if (o.json) {
-    return `${JSON.stringify({ api: "netagent.v1.Network/Apply", plan: apply.plan, attempts: apply.attempts, notMirrored: apply.notMirrored, iptables: o.rules })}\n`;
+    return `${JSON.stringify({ api: "netagent.v1.Network/Apply", plan: apply.plan, attempts: apply.attempts, notMirrored: apply.notMirrored, verified: o.verified, iptables: o.rules })}\n`;
   }
   const r = apply.result;
   const n = apply.plan.length;
@@ -194,5 +217,13 @@ function applyReport(
     lines.push("  not mirrored:");
     for (const m of apply.notMirrored) lines.push(`    ${m}`);
   }
+  const v = o.verified;
+  if (v && !v.checked) lines.push(`  not verified: ${v.why}`);
+  if (v?.checked && v.findings.length > 0) {
+    lines.push("  still different after the Apply (a complete read of both sides):");
+    for (const f of v.findings) lines.push(`    ${f}`);
+  }
+  if (v?.checked && v.findings.length === 0)
+    lines.push("  verified: a complete read of both sides finds nothing else that differs");
   return `${lines.map(escapeControls).join("\n")}\n`;
 }
