@@ -2,7 +2,9 @@
  * What the change journal adds to a change that does not fail (issue 24):
  * one record written (encode, write a temporary file, rename) and removed
  * (unlink), timed here alone for records of three sizes: a pod's sync
- * (row 8: a handful of routes), 3,000 routes, 100,000 routes. Least and
+ * (row 8: a handful of routes), 3,000 routes, 100,000 routes (the whole
+ * table, as an Apply's record holds it), and an UpdateRoutes' record of
+ * only the routes its plan touches (route-undo.ts). Least and
  * median of `--rounds` write+clear pairs after a warm-up, in the state directory
  * given (default a directory under /run, tmpfs as in the guest).
  *
@@ -12,6 +14,7 @@ import { rmSync } from "node:fs";
 import type { Change } from "../../src/agent/change-record";
 import { Journal } from "../../src/agent/journal";
 import { createLogger } from "../../src/agent/log";
+import { encodeRecord } from "../../src/agent/record-file";
 import type { Route } from "../../src/net/model";
 import { option } from "../lib/args";
 import { median } from "../lib/stats";
@@ -37,6 +40,13 @@ const routes = (n: number): Change => ({
   routes: Array.from({ length: n }, (_, i) => route(i)),
 });
 
+/** An UpdateRoutes' record: `n` routes replaced (old and new values), whatever the table's size. */
+const touched = (n: number): Change => ({
+  kind: "routes-touched",
+  removed: Array.from({ length: n }, (_, i) => route(i)),
+  added: Array.from({ length: n }, (_, i) => ({ ...route(i), gateway: "10.0.0.2" })),
+});
+
 rmSync(dir, { recursive: true, force: true });
 const journal = Journal.open({
   dir,
@@ -50,6 +60,9 @@ for (const [what, change, n] of [
   ["3,000 routes", routes(3000), rounds],
   ["10,000 routes (row 3)", routes(10_000), Math.max(5, Math.floor(rounds / 4))],
   ["100,000 routes", routes(100_000), Math.max(5, Math.floor(rounds / 20))],
+  ["UpdateRoutes touching 10 routes (any table)", touched(10), rounds],
+  ["UpdateRoutes touching 1,500 routes (3,000, half replaced)", touched(1500), rounds],
+  ["UpdateRoutes touching 100,000 routes", touched(100_000), Math.max(5, Math.floor(rounds / 20))],
 ] as const) {
   const times: number[] = [];
   for (let i = 0; i < n + 5; i++) {
@@ -61,7 +74,7 @@ for (const [what, change, n] of [
   const text = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(0)} us` : `${ms.toFixed(1)} ms`);
   // On a loaded machine the median holds the waits for a CPU; the least is the work itself.
   console.log(
-    `${what}: write + unlink least ${text(Math.min(...times))}, median ${text(median(times))} (${n} rounds)`,
+    `${what}: ${(encodeRecord(change).length / 1024).toFixed(1)} KiB, write + unlink least ${text(Math.min(...times))}, median ${text(median(times))} (${n} rounds)`,
   );
 }
 rmSync(dir, { recursive: true, force: true });

@@ -11,6 +11,7 @@ import type { IpRunner } from "../net/ip-runner";
 import { describeRoute, type Route } from "../net/model";
 import { isManaged, planRoutes, type RouteOp } from "../net/plan-routes";
 import { renderRouteOps } from "../net/render-batch";
+import { type TouchedRoutes, tableBeforeTouch } from "../net/route-undo";
 import { routesAfter } from "../net/routes-after";
 import { TtrpcError } from "../ttrpc/codes";
 import { codeOfNetError, toTtrpcError } from "./error-status";
@@ -77,21 +78,47 @@ export async function restoreRoutes(
   before: readonly Route[],
   undo?: { ops: readonly RouteOp[]; applied: number },
 ): Promise<string | undefined> {
-  let lines: string[];
-  try {
-    let now: Route[];
+  return restoreTo(ip, log, async () => {
     try {
-      now = await ip.readRoutes();
+      return { now: await ip.readRoutes(), target: before };
     } catch (err) {
       if (undo === undefined) throw err;
       log.warn("cannot read the routes to restore them: undoing the plan's operations instead", {
         error: (err as Error).message,
         applied: undo.applied,
       });
-      now = routesAfter(before, undo.ops, undo.applied);
+      return { now: routesAfter(before, undo.ops, undo.applied), target: before };
     }
-    const target = before.filter((r) => isManaged(r, true));
-    const plan = planRoutes(now, target, { exact: true, keepLinkless: true, deletesFirst: true });
+  });
+}
+
+/**
+ * A start's restore of an UpdateRoutes the last agent left unfinished, from
+ * its record of the routes the plan touched (route-undo.ts): the table is
+ * read, and what the plan did to it undone. Never throws.
+ */
+export function restoreTouchedRoutes(
+  ip: IpRunner,
+  log: Logger,
+  touched: TouchedRoutes,
+): Promise<string | undefined> {
+  return restoreTo(ip, log, async () => {
+    const now = await ip.readRoutes();
+    return { now, target: tableBeforeTouch(now, touched) };
+  });
+}
+
+/** Makes the managed table `target` exactly, planned from `now`; what went wrong, or undefined. */
+async function restoreTo(
+  ip: IpRunner,
+  log: Logger,
+  read: () => Promise<{ now: readonly Route[]; target: readonly Route[] }>,
+): Promise<string | undefined> {
+  let lines: string[];
+  try {
+    const { now, target } = await read();
+    const exact = target.filter((r) => isManaged(r, true));
+    const plan = planRoutes(now, exact, { exact: true, keepLinkless: true, deletesFirst: true });
     lines = renderRouteOps(plan);
     await ip.batch(lines, { force: true });
   } catch (err) {

@@ -12,12 +12,25 @@
 import * as v from "valibot";
 import type { Link, Neighbor, Nexthop, Route } from "../net/model";
 import type { SysctlWrite } from "../net/plan-apply";
+import { isManaged, type RouteOp } from "../net/plan-routes";
+import { touchedRoutes } from "../net/route-undo";
 import type { Rule } from "../net/rules";
 
-/** An UpdateRoutes: the main table's managed routes as read before. */
+/** The main table's managed routes as read before (a record of an earlier build; still restored). */
 export interface RoutesChange {
   kind: "routes";
   routes: Route[];
+}
+
+/**
+ * An UpdateRoutes that changes something: only the routes its plan touches
+ * (the old values of those it removes, the ones it puts in: route-undo.ts),
+ * so the record scales with the change, not with the table.
+ */
+export interface RoutesTouchedChange {
+  kind: "routes-touched";
+  removed: Route[];
+  added: Route[];
 }
 
 /** An UpdateInterface: every link as read before, the one changed, the one a swap takes down. */
@@ -54,6 +67,23 @@ export interface StateChange {
   nexthops?: Nexthop[];
 }
 
+/**
+ * The record of an UpdateRoutes of `ops` planned against `before`: only the
+ * routes the plan touches, or the whole managed table when that is fewer
+ * routes (a plan that replaces most of the table), so no record is larger
+ * than the table it protects.
+ */
+export function routesChange(
+  before: readonly Route[],
+  ops: readonly RouteOp[],
+): RoutesChange | RoutesTouchedChange {
+  const touched = touchedRoutes(ops);
+  const managed = before.filter((r) => isManaged(r, true));
+  return touched.removed.length + touched.added.length < managed.length
+    ? { kind: "routes-touched", ...touched }
+    : { kind: "routes", routes: managed };
+}
+
 /** The record of an AddARPNeighbors of `specs`: only the entries it touches. */
 export function neighboursChange(
   neighbors: readonly Neighbor[],
@@ -67,7 +97,13 @@ export function neighboursChange(
   };
 }
 
-export type Change = RoutesChange | LinkChange | NeighboursChange | IptablesChange | StateChange;
+export type Change =
+  | RoutesChange
+  | RoutesTouchedChange
+  | LinkChange
+  | NeighboursChange
+  | IptablesChange
+  | StateChange;
 export type ChangeKind = Change["kind"];
 
 /** The agent that wrote a record. */
@@ -114,6 +150,11 @@ const SysctlWriteSchema = v.object({
 
 const ChangeSchema = v.variant("kind", [
   v.object({ kind: v.literal("routes"), routes: v.array(RouteSchema) }),
+  v.object({
+    kind: v.literal("routes-touched"),
+    removed: v.array(RouteSchema),
+    added: v.array(RouteSchema),
+  }),
   v.object({
     kind: v.literal("link"),
     links: v.array(LinkSchema),

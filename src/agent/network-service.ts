@@ -9,14 +9,14 @@ import type { IpRunner } from "../net/ip-runner";
 import { impliedKernelRoutes } from "../net/kernel-routes";
 import type { Link } from "../net/model";
 import { planNeighborRestore, renderNeighborReplace } from "../net/plan-neighbors";
-import { isManaged, planRoutes } from "../net/plan-routes";
+import { planRoutes } from "../net/plan-routes";
 import { ipv6Disabled } from "../net/sysctl";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { CallContext, ServiceImpl } from "../ttrpc/service";
 import { linkToProto, routeToProto } from "../wire/kata-map";
 import { applyLink } from "./apply-link";
 import { applyRoutePlan } from "./apply-routes";
-import { neighboursChange } from "./change-record";
+import { neighboursChange, routesChange } from "./change-record";
 import { HOTPLUG_MAX_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
 import { noteRollback } from "./rollbacks";
@@ -181,10 +181,7 @@ export function createNetworkService(
           return memo.keep(ctx.payload, desired, state.routes, answer);
         }
         memo.forget();
-        queue.record(() => ({
-          kind: "routes",
-          routes: state.routes.filter((r) => isManaged(r, true)),
-        }));
+        queue.record(() => routesChange(state.routes, ops));
         const routes = await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
         updated(ops.length);
         return create(RoutesSchema, { Routes: routes.map(routeToProto) });

@@ -17,7 +17,7 @@ import type { IptablesRunner } from "../net/iptables-runner";
 import { planNeighborRestore } from "../net/plan-neighbors";
 import type { SysctlFs } from "../net/sysctl-fs";
 import { restoreLink } from "./apply-link";
-import { restoreRoutes } from "./apply-routes";
+import { restoreRoutes, restoreTouchedRoutes } from "./apply-routes";
 import { restoreState } from "./apply-state";
 import type { Change, ChangeRecord } from "./change-record";
 import type { Journal } from "./journal";
@@ -71,7 +71,7 @@ export async function recoverAtStart(options: RecoverOptions): Promise<Recovery>
       attempts: record.attempts,
       path: journal.rejectedPath,
     });
-    noteRollback(change.kind, false);
+    noteRollback(change.kind === "routes-touched" ? "routes" : change.kind, false);
     return { kind: "incomplete", change: change.kind };
   }
   try {
@@ -108,6 +108,8 @@ async function restore(o: RecoverOptions, record: ChangeRecord): Promise<string 
   switch (c.kind) {
     case "routes":
       return restoreRoutes(ip, log, c.routes);
+    case "routes-touched":
+      return restoreTouchedRoutes(ip, log, c);
     case "link": {
       const link = c.links.find((l) => l.index === c.index);
       if (!link) return `link ${c.index} is not in the record`;
@@ -149,6 +151,8 @@ function describe(c: Change): Record<string, number> {
   switch (c.kind) {
     case "routes":
       return { routes: c.routes.length };
+    case "routes-touched":
+      return { removed: c.removed.length, added: c.added.length };
     case "link":
       return { links: c.links.length };
     case "neighbours":

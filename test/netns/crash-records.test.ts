@@ -142,6 +142,26 @@ describe("a change record found at start", () => {
     });
   });
 
+  it("an UpdateRoutes' record of only the routes it touched: their old values back, its own gone, the rest left alone", async () => {
+    // The table holds a route the change never touched: it is in no record.
+    await ns.ip("route", "add", "10.60.0.0/24", "via", "10.0.0.1", "dev", "eth0");
+    const change = {
+      kind: "routes-touched" as const,
+      removed: [route("10.50.0.0/24")],
+      // 10.51/24 went in before the kill, 10.52/24 did not.
+      added: [route("10.51.0.0/24"), route("10.52.0.0/24")],
+    };
+    writeFileSync(recordPath(), encodeRecord(record({ change })), { mode: 0o600 });
+    const a = await start();
+    expect(await routes()).toEqual(["10.0.0.0/16", "10.50.0.0/24", "10.60.0.0/24"]);
+    expect(existsSync(recordPath())).toBe(false);
+    expect(logLines(a, /^restored the state from before/)[0]).toMatchObject({
+      change: "routes-touched",
+      removed: 1,
+      added: 2,
+    });
+  });
+
   it.each([
     ["cut short by a byte", (b: Buffer) => b.subarray(0, b.length - 1), /torn: the header says/],
     ["cut inside the header", (b: Buffer) => b.subarray(0, 10), /no header line/],

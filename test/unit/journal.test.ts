@@ -9,11 +9,13 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Change } from "../../src/agent/change-record";
+import { type Change, routesChange } from "../../src/agent/change-record";
 import { Journal } from "../../src/agent/journal";
 import { createLogger } from "../../src/agent/log";
 import { decodeRecord, encodeRecord } from "../../src/agent/record-file";
 import { SerialQueue } from "../../src/agent/serial-queue";
+import type { Route } from "../../src/net/model";
+import { planRoutes } from "../../src/net/plan-routes";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 
 const log = createLogger("error", () => {});
@@ -157,5 +159,37 @@ describe("SerialQueue with a journal", () => {
       }),
     );
     expect(built).toBe(false);
+  });
+});
+
+describe("an UpdateRoutes' record (routesChange)", () => {
+  const route = (i: number, gateway = "10.0.0.1"): Route => ({
+    family: 4,
+    dst: `10.${(i >> 8) & 255}.${i & 255}.0/24`,
+    gateway,
+    dev: "eth0",
+    scope: 0,
+    metric: 0,
+    onlink: false,
+    mtu: 0,
+    protocol: "boot",
+    type: "unicast",
+  });
+  const table = Array.from({ length: 1000 }, (_, i) => route(i));
+
+  it("holds only the routes the plan touches, whatever the table's size", () => {
+    const desired = table.map((r, i) => (i < 3 ? route(i, "10.0.0.2") : r));
+    const change = routesChange(table, planRoutes(table, desired, { keepLinkless: true }));
+    expect(change.kind).toBe("routes-touched");
+    if (change.kind !== "routes-touched") return;
+    expect(change.removed.map((r) => r.gateway)).toEqual(["10.0.0.1", "10.0.0.1", "10.0.0.1"]);
+    expect(change.added.map((r) => r.gateway)).toEqual(["10.0.0.2", "10.0.0.2", "10.0.0.2"]);
+    expect(encodeRecord(change).length).toBeLessThan(2000);
+  });
+
+  it("holds the whole table when the plan touches more routes than the table has", () => {
+    const desired = table.map((_, i) => route(i, "10.0.0.2"));
+    const change = routesChange(table, planRoutes(table, desired, { keepLinkless: true }));
+    expect(change).toEqual({ kind: "routes", routes: table });
   });
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { impliedKernelRoutes } from "../../src/net/kernel-routes";
 import { type Link, type Route, routeIdentity, routeKey } from "../../src/net/model";
 import { planRoutes, type RouteOp } from "../../src/net/plan-routes";
+import { tableBeforeTouch, touchedRoutes } from "../../src/net/route-undo";
 import { SCOPE_LINK } from "../../src/net/vocabulary/routes";
 import { explain, same, simulate } from "../support/plan-story";
 import { contains, RouteSim } from "../support/route-sim";
@@ -289,6 +290,20 @@ describe("planRoutes properties (kernel model)", () => {
         const ops = planRoutes(s.current, s.desired, { kernel: s.kernel });
         const half = simulate(s, s.current, ops.slice(0, cut % (ops.length + 1))).routes;
         const back = planRoutes(half, s.current, ROLLBACK);
+        const sim = simulate(s, half, back);
+        same(ids(sim.routes, true), ids(s.current, true), () => explain(s, back, sim));
+      }),
+      RUNS,
+    );
+  });
+
+  it("(d'') the record of only what a plan touches (route-undo.ts) restores the snapshot from any point of it", () => {
+    fc.assert(
+      fc.property(arbScenario, fc.nat(), (s, cut) => {
+        const ops = planRoutes(s.current, s.desired, { kernel: s.kernel });
+        const half = simulate(s, s.current, ops.slice(0, cut % (ops.length + 1))).routes;
+        const target = tableBeforeTouch(half, touchedRoutes(ops));
+        const back = planRoutes(half, target, ROLLBACK);
         const sim = simulate(s, half, back);
         same(ids(sim.routes, true), ids(s.current, true), () => explain(s, back, sim));
       }),
