@@ -93,16 +93,33 @@ export function comparable(key: string): boolean {
   return typeof k !== "string" && !DERIVED.has(k.pattern) && !MEMORY_SIZED.has(key);
 }
 
-/** The allowed keys of `values` that differ from the fresh defaults. */
+/** A link's IPv6 MTU, kept apart from the link's MTU only when it was set apart. */
+const IPV6_MTU = "net.ipv6.conf.*.mtu";
+
+/**
+ * The allowed keys of `values` that differ from the fresh defaults. A
+ * link's IPv6 MTU follows its MTU (setting the MTU sets it), so it counts
+ * only where it is not the link's MTU (`linkMtus`): then the pod set it
+ * apart, and Apply writes it after the link's MTU.
+ */
 export function nonDefaultSysctls(
   values: ReadonlyMap<string, string>,
   fresh: ReadonlyMap<string, string>,
   ifaces: readonly string[],
+  linkMtus: ReadonlyMap<string, number> = new Map(),
 ): Sysctl[] {
   const out: Sysctl[] = [];
   for (const [key, value] of values) {
     const k = parseSysctlKey(key);
-    if (typeof k === "string" || !comparable(key)) continue;
+    if (typeof k === "string") continue;
+    if (k.pattern === IPV6_MTU && k.iface !== undefined && ifaces.includes(k.iface)) {
+      const mtu = linkMtus.get(k.iface);
+      if (mtu !== undefined && normaliseSysctlValue(value) !== String(mtu)) {
+        out.push({ key, value: normaliseSysctlValue(value) });
+      }
+      continue;
+    }
+    if (!comparable(key)) continue;
     if (k.iface !== undefined && !["all", "default", ...ifaces].includes(k.iface)) continue;
     const def = defaultFor(key, fresh);
     if (def === undefined || normaliseSysctlValue(def) === normaliseSysctlValue(value)) continue;
@@ -120,5 +137,6 @@ export async function readPodFullState(netns: string, ipBinary?: string): Promis
   ]);
   const ifaces = state.links.map((l) => l.name).filter(isManagedLink);
   const allSysctls = new Map([...values].filter(([k]) => typeof parseSysctlKey(k) !== "string"));
-  return { ...state, sysctls: nonDefaultSysctls(allSysctls, fresh, ifaces), allSysctls };
+  const mtus = new Map(state.links.map((l) => [l.name, l.mtu]));
+  return { ...state, sysctls: nonDefaultSysctls(allSysctls, fresh, ifaces, mtus), allSysctls };
 }

@@ -16,7 +16,8 @@
  * /proc/sys/net/ipv4/conf/vnic.a-b_c/rp_filter); a key that spells the
  * link's dots as dots is taken too, and named the sysctl(8) way.
  * Keys the kernel derives from something else are left out of reads
- * ({@link DERIVED}): net.ipv6.conf.IF.mtu follows the link's MTU.
+ * ({@link DERIVED}): net.ipv6.conf.IF.mtu follows the link's MTU (a pod
+ * that set it apart from the MTU has it mirrored: src/host/pod-state.ts).
  */
 
 export const SYSCTL_ROOT = "/proc/sys/net";
@@ -44,6 +45,7 @@ export const NAMESPACED_KEYS: readonly string[] = [
   "net.ipv4.fwmark_reflect",
   "net.ipv4.tcp_fwmark_accept",
   "net.ipv4.fib_multipath_hash_policy",
+  "net.ipv4.fib_multipath_use_neigh",
   "net.ipv4.icmp_echo_ignore_all",
   "net.ipv4.icmp_echo_ignore_broadcasts",
   "net.ipv4.tcp_max_syn_backlog",
@@ -55,6 +57,7 @@ export const NAMESPACED_KEYS: readonly string[] = [
   "net.ipv6.fwmark_reflect",
   "net.ipv6.fib_multipath_hash_policy",
   "net.ipv6.ip_nonlocal_bind",
+  "net.unix.max_dgram_qlen",
 ];
 
 const NAMESPACED = new Set(NAMESPACED_KEYS);
