@@ -55,6 +55,15 @@ describe.concurrent("the ignore list, entry by entry", () => {
     );
     await ipOk("-n", bPeer, "link", "set", "p0", "up");
     await ipOk("-n", b, "link", "set", "eth0", "up");
+    // As withVeth does for A: B's carrier (operstate UP) comes a moment later (linkwatch).
+    // Compared before it, the two differ in operstate, which is no ignored field.
+    await waitFor(
+      async () =>
+        (
+          JSON.parse(await ipOk("-n", b, "-j", "link", "show", "eth0")) as { operstate: string }[]
+        )[0]?.operstate === "UP",
+      { what: "eth0 in B with carrier" },
+    );
     const [ra, rb] = [await readNetns(a.ns), await readNetns(b)];
     expect(link(ra).ifindex).not.toEqual(link(rb).ifindex);
     expect(link(ra).link_index).not.toEqual(link(rb).link_index);
