@@ -122,7 +122,14 @@ describe("what two namespaces configured alike differ in by themselves", () => {
   it("addressKernelLinkLocal and routeKernelLinkLocal: the kernel's own fe80::/64 from the MAC, and its local route", async () => {
     const ll = (await addrs(a)).find((x) => String(x.local).startsWith("fe80:"));
     expect(ll && isKernelLinkLocal(String(ll.local), Number(ll.prefixlen))).toBe(true);
-    const local = await a.json<Json[]>("-6", "route", "show", "table", "local", String(ll?.local));
+    // The kernel adds the address's local route once its DAD is over (later under load).
+    const local = await waitFor(
+      async () => {
+        const r = await a.json<Json[]>("-6", "route", "show", "table", "local", String(ll?.local));
+        return r.length > 0 && r;
+      },
+      { what: `the local route of ${ll?.local}`, timeoutMs: 20_000 },
+    );
     expect(local[0]?.type).toBe("local");
   });
 

@@ -7,7 +7,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { ctl } from "../host/helpers";
 import { itemsOf } from "./aspects";
-import { type BuiltPod, buildPod } from "./build";
+import { type BuiltPod, buildPod, ipOk } from "./build";
 import { compareReads, type Difference } from "./compare";
 import { generatePod } from "./generate";
 import { type LookupResult, runLookups } from "./lookups";
@@ -59,6 +59,8 @@ export async function measureSeed(seed: number, probes: number): Promise<SeedRes
       podRead = await readNetns(built.pod);
       differences = compareReads(podRead, await readNetns(guest));
     }
+    // An IPv6 address still in DAD has no local route yet: lookups wait for both sides'.
+    await dadOver([built.pod, guest]);
     const lookups = await runLookups(built.pod, guest, makeProbes(podRead, seed, probes));
     const mirrored = differences.length === 0;
     return {
@@ -87,6 +89,21 @@ export async function measureSeed(seed: number, probes: number): Promise<SeedRes
   } finally {
     inFlight.pod = undefined;
     await built.remove();
+  }
+}
+
+/** Until no address in these netns is tentative (DAD under way), at most 10 s. */
+async function dadOver(namespaces: string[]): Promise<void> {
+  const tentative = async (ns: string) =>
+    (
+      JSON.parse(await ipOk("-n", ns, "-6", "-j", "addr", "show", "tentative")) as {
+        addr_info?: unknown[];
+      }[]
+    ).some((l) => (l.addr_info ?? []).length > 0);
+  for (let waited = 0; waited < 10_000; waited += 200) {
+    const busy = await Promise.all(namespaces.map(tentative));
+    if (!busy.includes(true)) return;
+    await delay(200);
   }
 }
 

@@ -409,7 +409,10 @@ describe("planRoutes against the planner it replaced (identity strings; oracle/p
           // (the model says so since issue 22): a multipath route the old
           // planner knew nothing of, so its plans for such a table are no oracle.
           if ([...from, ...to].some((r) => r.hops)) continue;
-          if (hasAppendGroup(to)) continue;
+          // Either side: a group in the table planned from is planned as a group too
+          // (seed 1080314994 found one only in `from`, where the old planner deleted
+          // one member and the new one replaces the group).
+          if (hasAppendGroup(from) || hasAppendGroup(to)) continue;
           const want = planRoutesV1(from, to, options);
           same(planRoutes(from, to, options), want, () =>
             JSON.stringify({ options, from, to, want }, null, 1),
