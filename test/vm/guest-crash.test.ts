@@ -54,6 +54,15 @@ describe("the agent killed mid-Apply in the QEMU guest", () => {
 
   /** The guest's network by its own tools, one text (the kernel's own local routes and IPv6 link-local left out). */
   async function guestState(): Promise<string> {
+    // Read once no address is in DAD: a link-local still tentative when the state before
+    // the Apply was read and settled afterwards made the two differ in `tentative` alone
+    // (the clean-clone CI run at 099de9b).
+    for (let i = 0; ; i++) {
+      const t = await vm.console.run(`${IP} -6 -o addr show tentative`, 120_000);
+      if (t.status === 0 && t.lines.join("").trim() === "") break;
+      if (i === 60) throw new Error(`guest: an address stays tentative: ${t.lines.join(" ")}`);
+      await Bun.sleep(500);
+    }
     const out: string[] = [];
     for (const cmd of [
       `${IP} -json addr show eth0`,
