@@ -52,6 +52,20 @@ export interface IpRunnerOptions {
  */
 export const KEPT_TABLE_MAX_ROUTES = 20_000;
 
+/**
+ * The listings of a full read, in the order both full reads parse them:
+ * links, routes of every table, neighbours, proxy entries, nexthop objects,
+ * IPv4 rules (`rule show` last: it fixes the family for lines after it).
+ */
+const FULL_READ: readonly string[] = [
+  "addr show",
+  "route show table all",
+  "neigh show",
+  "neigh show proxy",
+  "nexthop show",
+  "rule show",
+];
+
 type LinksAndRoutes = { links: Omit<Link, "kind">[]; routes: Route[] };
 
 export class IpRunner {
@@ -137,16 +151,8 @@ export class IpRunner {
    * routes when one has metrics (their locks: ip-route-reads.ts).
    */
   async readFullState(opts?: IpRunOptions): Promise<Omit<FullState, "sysctls">> {
-    const lines = [
-      "addr show",
-      "route show table all",
-      "neigh show",
-      "neigh show proxy",
-      "nexthop show",
-      "rule show",
-    ];
     const [docs, six] = await Promise.all([
-      this.readBatch(lines, opts),
+      this.readBatch(FULL_READ, opts),
       readFamily6(this.oneShot, opts?.signal),
     ]);
     const routes = await routesWithLocks(this.oneShot, docs[1], opts?.signal);
@@ -169,14 +175,7 @@ export class IpRunner {
     lines: readonly string[],
     opts: IpRunOptions = {},
   ): Promise<Omit<FullState, "sysctls" | "rules"> & { rules4: FullState["rules"] }> {
-    const reads = [
-      "addr show",
-      "route show table all",
-      "neigh show",
-      "neigh show proxy",
-      "nexthop show",
-      "rule show",
-    ];
+    const reads = FULL_READ;
     const all = [...lines, ...reads];
     const r = await this.dispatch.jsonBatch(all, reads.length, opts);
     const [links, routes, neighbors, proxies, nexthops, rules] = batchDocuments(
