@@ -3,8 +3,9 @@
 # (as root), checks types and style, builds, runs every test, and then the
 # README's main job (scripts/demo.sh --quiet: a guest under QEMU, a CNI ptp
 # pod synced into it), which counts as one test that passes only when its
-# verdict is EQUAL. Ends with a line "N passed, N failed"; the exit status is
-# non-zero when any test or the main job failed.
+# verdict is EQUAL. Ends with a line "N passed, N failed" and one "FAILED"
+# line per failed test; the exit status is non-zero when any test or the
+# main job failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,5 +53,16 @@ DEMO=$demo node -e '
     skipped += r.numPendingTests + r.numTodoTests;
   }
   console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+  // The failures by name, last, where a log that keeps only its tail shows them.
+  for (const f of ["dist/vitest-main.json", "dist/vitest-vm.json"]) {
+    if (!fs.existsSync(f)) continue;
+    for (const file of JSON.parse(fs.readFileSync(f, "utf8")).testResults) {
+      for (const t of file.assertionResults) {
+        if (t.status !== "failed") continue;
+        const why = (t.failureMessages[0] ?? "").split("\n")[0].slice(0, 300);
+        console.log(`FAILED ${file.name.replace(process.cwd() + "/", "")} > ${t.fullName}: ${why}`);
+      }
+    }
+  }
 '
 exit "$status"
