@@ -203,6 +203,17 @@ function routeObjects(read: CompleteRead, out: Obj[]): void {
   }
 }
 
+/** Name to MAC of the links with the NOARP flag (M.neighbourNoarpLink). */
+function noarpLinkAddresses(links: readonly Json[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const l of links) {
+    const flags = Array.isArray(l.flags) ? l.flags.map(String) : [];
+    if (flags.includes("NOARP") && typeof l.address === "string")
+      out.set(String(l.ifname), l.address);
+  }
+  return out;
+}
+
 function otherObjects(read: CompleteRead, out: Obj[]): void {
   for (const r of read.rules) {
     const fields = flatten(r);
@@ -214,10 +225,12 @@ function otherObjects(read: CompleteRead, out: Obj[]): void {
       fields,
     });
   }
+  const noarpLinks = noarpLinkAddresses(read.links);
   for (const n of read.neighbours) {
     const state = Array.isArray(n.state) ? n.state.map(String) : [];
     if (state.some((s) => LEARNED_STATES.has(s))) continue;
     if (state.includes("NOARP") && isMulticast(String(n.dst))) continue;
+    if (state.includes("NOARP") && noarpLinks.get(String(n.dev)) === String(n.lladdr)) continue;
     const proxy = "proxy" in n ? "proxy " : "";
     const key = `${String(n.family)}|${String(n.dev)}|${proxy}${String(n.dst)}`;
     out.push({

@@ -123,6 +123,11 @@ export const MIRROR_DIFFERENCES = {
     what: "NOARP entries of multicast addresses (ff00::/8, 224.0.0.0/4)",
     why: "the kernel makes them when it sends to a group (MLD reports, DAD) and maps their MAC from the group address",
   },
+  neighbourNoarpLink: {
+    kind: "neighbour",
+    what: "NOARP entries on a link with the NOARP flag that hold the link's own address",
+    why: "a link without ARP or neighbour discovery resolves every address it sends to as itself, and the kernel keeps an entry for each (the peer's link-local once IPv6 is up, any traffic); no entry configured there could say anything else",
+  },
   sysctlOwnDefault: {
     kind: "sysctl",
     what: "a value at its own kernel's fresh-namespace value on both sides",

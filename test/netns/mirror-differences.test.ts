@@ -163,6 +163,37 @@ describe("what two namespaces configured alike differ in by themselves", () => {
     );
   });
 
+  it("neighbourNoarpLink: a NOARP link resolves what it sends to as its own MAC", async () => {
+    await a.ip("link", "add", "n0", "type", "veth", "peer", "name", "pn0", "netns", wire.name);
+    try {
+      await a.ip("link", "set", "n0", "arp", "off", "up");
+      await a.ip("addr", "add", "10.62.0.2/24", "dev", "n0");
+      await wire.ip("link", "set", "pn0", "up");
+      const own = String((await link(a, "n0")).address);
+      const r = await run("ip", [
+        "netns",
+        "exec",
+        a.name,
+        "bash",
+        "-c",
+        "echo x > /dev/udp/10.62.0.1/9",
+      ]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      // Nobody added it: the kernel's entry for the destination, holding n0's own MAC.
+      const [n] = await waitFor(
+        async () => {
+          const e = await a.json<Json[]>("neigh", "show", "nud", "all", "10.62.0.1", "dev", "n0");
+          return e.length > 0 && e;
+        },
+        { what: "the kernel's entry for 10.62.0.1 on n0" },
+      );
+      expect(n?.state).toEqual(["NOARP"]);
+      expect(n?.lladdr).toBe(own);
+    } finally {
+      await a.ip("link", "del", "n0");
+    }
+  });
+
   it("sysctlGlobal: a fresh namespace lacks the initial namespace's global files; sysctlReport: tcp_ehash_entries is negative outside it", async () => {
     const inner = await readNetnsSysctlTree(a.name);
     // This process's own namespace, read (never changed): the machine's initial one.

@@ -221,6 +221,36 @@ describe.concurrent("the ignore list, entry by entry", () => {
     expect(compareReads(ra, rb)).toEqual([]);
   });
 
+  it(entry("neighbourNoarpLink"), async () => {
+    const [a, b] = [await scratch.withVeth(MAC), await scratch.withVeth(MAC)];
+    for (const { ns, peer } of [a, b]) {
+      await ipOk("-n", ns, "link", "set", "eth0", "arp", "off");
+      await ipOk("-n", ns, "address", "add", "10.92.0.2/24", "dev", "eth0");
+      await ipOk("-n", peer, "address", "add", "10.92.0.1/24", "dev", "p0");
+    }
+    // A datagram to the peer: on a NOARP link the kernel resolves it as eth0's own MAC, in A only.
+    const sent = await run("ip", [
+      "netns",
+      "exec",
+      a.ns,
+      "bash",
+      "-c",
+      "echo x >/dev/udp/10.92.0.1/9",
+    ]);
+    expect(sent.code, sent.stderr).toBe(0);
+    await waitFor(
+      async () => {
+        const [n] = await json(a.ns, "neigh", "show", "nud", "all", "10.92.0.1", "dev", "eth0");
+        return n?.lladdr === MAC && ((n?.state ?? []) as string[]).includes("NOARP");
+      },
+      { what: "a NOARP entry holding eth0's own MAC" },
+    );
+    const ra = await readNetns(a.ns);
+    const rb = await readNetns(b.ns);
+    expect(rb.neighbours.find((n) => n.dst === "10.92.0.1")).toBeUndefined();
+    expect(compareReads(ra, rb)).toEqual([]);
+  });
+
   it(entry("neighbourKernelMulticast"), async () => {
     const a = await scratch.withVeth(MAC);
     // No neighbour command: the kernel adds them as it joins groups and sends its reports.

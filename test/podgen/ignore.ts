@@ -90,6 +90,11 @@ export const IGNORED = {
     what: "NOARP entries for multicast addresses (ff00::/8, 224.0.0.0/4)",
     why: "the kernel makes them when it sends to a group (MLD reports, DAD) and maps the MAC from the group address",
   },
+  neighbourNoarpLink: {
+    kind: "neighbour",
+    what: "NOARP entries on a NOARP link whose lladdr is the link's own MAC",
+    why: "the kernel resolves every destination of a link without ARP/ND as the link itself and keeps the entry (seen for the peer's link-local); configuring one there changes nothing",
+  },
 } satisfies Record<string, Ignored>;
 
 export const LEARNED_STATES = new Set([

@@ -144,10 +144,17 @@ export function normalise(read: NetnsRead): Normalised {
       fields,
     });
   }
+  // A NOARP link resolves every neighbour as its own MAC (IGNORED.neighbourNoarpLink).
+  const ownMac = new Map(
+    read.links
+      .filter((l) => ((l.flags ?? []) as string[]).includes("NOARP"))
+      .map((l) => [String(l.ifname), String(l.address)]),
+  );
   for (const n of read.neighbours) {
     const state = (n.state ?? []) as string[];
     if (state.some((s) => LEARNED_STATES.has(s))) continue;
     if (state.includes("NOARP") && isMulticast(String(n.dst))) continue;
+    if (state.includes("NOARP") && ownMac.get(String(n.dev)) === n.lladdr) continue;
     const proxy = "proxy" in n ? "proxy " : "";
     const key = `${n.family}|${n.dev}|${proxy}${n.dst}`;
     objects.push({

@@ -83,6 +83,15 @@ const rt = (r: Json): Json => ({
   ...r,
 });
 
+const noarp: Json = { ...veth, flags: ["BROADCAST", "MULTICAST", "NOARP", "UP", "LOWER_UP"] };
+const noarpEntry = (dst: string, lladdr: string): Json => ({
+  family: "inet6",
+  dst,
+  dev: "eth0",
+  lladdr,
+  state: ["NOARP"],
+});
+
 interface Case {
   pod: Partial<CompleteRead>;
   guest: Partial<CompleteRead>;
@@ -270,6 +279,21 @@ const CASES: Record<keyof typeof MIRROR_DIFFERENCES, Case> = {
           state: ["NOARP"],
         },
       ],
+    },
+  },
+  neighbourNoarpLink: {
+    pod: {
+      links: [noarp],
+      neighbours: [noarpEntry("fe80::fc57:69ff:fe1a:e86f", String(noarp.address))],
+    },
+    guest: {
+      links: [noarp],
+      neighbours: [noarpEntry("fe80::a0f4:dff:fecf:8f45", String(noarp.address))],
+    },
+    // The same entry holding another MAC is configuration: compared.
+    near: {
+      links: [noarp],
+      neighbours: [noarpEntry("fe80::a0f4:dff:fecf:8f45", "02:00:00:00:00:09")],
     },
   },
   sysctlOwnDefault: {
