@@ -4,13 +4,14 @@
  * directory (`--state-dir`, default /run/netagent: tmpfs, which outlives the
  * agent but not the VM); once the change is complete or rolled back the
  * record is removed. A starting agent that finds one restores from it
- * (recover.ts). Cost of a change that does not fail: one write of a file and
- * a rename, one unlink; a call that changes nothing writes nothing.
+ * (recover.ts). Cost of a change that does not fail: one small write (a file
+ * created, written, closed) and one unlink; a call that changes nothing
+ * writes nothing.
  *
  * Safe by construction: the directory is root's alone (0700, refused if it
- * is anything else), the record is written to a temporary file and renamed
- * into place (whole or not at all; the header's length and checksum catch
- * anything else: record-file.ts), bounded ({@link MAX_RECORD_BYTES}: a change
+ * is anything else), a record is acted on whole or not at all (the header's
+ * length and checksum refuse a torn one: record-file.ts; one that replaces
+ * another goes through a rename), bounded ({@link MAX_RECORD_BYTES}: a change
  * whose record would be larger is refused before it starts, a larger file is
  * never read), and a record that does not decode or parse, or is of another
  * boot, is set aside (renamed to rejected.rec, one slot) and never applied.
@@ -140,8 +141,7 @@ export class Journal {
       );
     }
     try {
-      writeFileSync(this.temp, bytes, { mode: 0o600 });
-      renameSync(this.temp, this.record);
+      this.put(bytes);
     } catch (err) {
       rmSync(this.temp, { force: true });
       throw new TtrpcError(
@@ -149,6 +149,25 @@ export class Journal {
         Code.UNAVAILABLE,
       );
     }
+  }
+
+  /**
+   * A change's record is written straight to its name, created anew (one
+   * small write): a kill inside the write leaves a torn file the header
+   * refuses, and the change had not started, so setting it aside is right.
+   * A record that is already there (a restart's restore counting its
+   * attempt, recover.ts) is still needed whole until its successor is:
+   * that one goes through a temporary file and a rename.
+   */
+  private put(bytes: Buffer): void {
+    try {
+      writeFileSync(this.record, bytes, { mode: 0o600, flag: "wx" });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    writeFileSync(this.temp, bytes, { mode: 0o600 });
+    renameSync(this.temp, this.record);
   }
 
   /** Removes the pending record. Never throws: a failure is logged and retried before the next write. */

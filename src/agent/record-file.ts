@@ -6,9 +6,9 @@
  *
  * BYTES is the body's length and CRC32 its checksum (8 hex digits), so a
  * file cut short, grown or altered does not decode: no torn record is acted
- * on, whatever wrote it. The record is put in place by a rename, so the
- * agent itself never leaves one torn; the header guards against everything
- * else. Pure.
+ * on, whatever wrote it: an agent killed inside the write of a record
+ * leaves one torn (journal.ts writes a new record straight to its name), and
+ * its change had not started. Pure.
  */
 
 export const RECORD_MAGIC = "netagent-change-record";

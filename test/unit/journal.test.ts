@@ -5,7 +5,16 @@
  * is refused before anything is written), and the write queue records and
  * removes it around a task, complete or failed.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -94,6 +103,40 @@ describe("Journal", () => {
     j.clear();
     expect(existsSync(j.recordPath)).toBe(false);
     expect(j.find()).toEqual({ kind: "none" });
+  });
+
+  it("writes a new record straight to its name: no temporary file, no rename", () => {
+    const j = open();
+    // A directory where the temporary file would go: a write through it fails.
+    mkdirSync(join(dir, "state", "change.tmp"));
+    j.write(change);
+    expect(j.find()).toMatchObject({ kind: "record", record: { change } });
+    j.clear();
+  });
+
+  it("replaces a record already there (a restart counting its attempt) through a rename, never in place", () => {
+    const j = open();
+    j.write(change);
+    const first = statSync(j.recordPath).ino;
+    const next: Change = { ...change, snapshot: "*filter\nCOMMIT\n" };
+    j.write(next, 1);
+    expect(statSync(j.recordPath).ino).not.toBe(first);
+    expect(readdirSync(join(dir, "state"))).toEqual(["change.rec"]);
+    expect(j.find()).toMatchObject({ kind: "record", record: { attempts: 1, change: next } });
+  });
+
+  it("sets aside, never applies, what a kill inside a record's write leaves (every cut)", () => {
+    const j = open();
+    j.write(change);
+    const whole = readFileSync(j.recordPath);
+    j.clear();
+    for (let n = 0; n < whole.length; n++) {
+      writeFileSync(j.recordPath, whole.subarray(0, n), { mode: 0o600 });
+      const found = j.find();
+      expect(found.kind, `cut at ${n} of ${whole.length}`).toBe("set-aside");
+      expect(existsSync(j.recordPath)).toBe(false);
+      expect(existsSync(j.rejectedPath)).toBe(true);
+    }
   });
 
   it("refuses a change whose record is over the bound before writing anything", () => {
