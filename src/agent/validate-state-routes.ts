@@ -8,7 +8,6 @@
 import type { Hop as WireHop, Nexthop as WireNexthop, Route as WireRoute } from "../gen/network_pb";
 import { defaultDst, type Family } from "../net/address";
 import type { Hop, Nexthop, Route } from "../net/model";
-import { ecmpCapable } from "../net/plan-routes";
 import { isManagedLink } from "../net/vocabulary/links";
 import { GROUP_ONLY_ATTRS, NEXTHOP_ATTRS } from "../net/vocabulary/nexthop-attrs";
 import { lockedNames, ROUTE_ATTRS } from "../net/vocabulary/route-attrs";
@@ -24,6 +23,8 @@ import {
 import { ROUTE_TYPE_NAMES } from "../wire/state-map";
 import { attrsFromWire } from "./validate-attrs";
 import { invalid, validateName } from "./validate-fields";
+import { sameKey, twinOf } from "./validate-route-twins";
+import { PlainChecks, plainRoute } from "./validate-state-fast";
 import { bounded, cidr, family, ip, mtu } from "./validate-values";
 
 /** Bounds of the route part of a request (README, Limits). */
@@ -226,16 +227,6 @@ export function nexthopFromWire(f: string, n: WireNexthop): Nexthop {
 }
 
 /**
- * Whether IPv6 takes two routes of one key as the same (rt6_duplicate_nexthop:
- * the same nexthop object, or the same link and gateway; a route through
- * no link is on lo). Their types are not compared.
- */
-function sameIpv6Path(a: Route, b: Route): boolean {
-  if (a.nhid !== undefined || b.nhid !== undefined) return a.nhid === b.nhid;
-  return a.dev === b.dev && a.gateway === b.gateway;
-}
-
-/**
  * The request's routes and nexthop objects, checked together: each object
  * once, groups of existing single objects, routes by existing objects of
  * their family. Exact duplicate routes are dropped. Two routes with one
@@ -267,44 +258,42 @@ export function routesFromWire(
   const routes: Route[] = [];
   /** The request index of each route kept, for messages. */
   const from: number[] = [];
-  const keys = new Map<string, number[]>();
-  bounded("desired.routes", wireRoutes, maxRoutes).forEach((w, n) => {
-    const f = `desired.routes[${n}]`;
-    const m = routeFromWire(f, w);
+  // Routes kept by destination: those of one key (table, family,
+  // destination, metric, tos, from) are found among them, no key string
+  // built per route.
+  const byDst = new Map<string, number[]>();
+  const checks = new PlainChecks();
+  const list = bounded("desired.routes", wireRoutes, maxRoutes);
+  for (let n = 0; n < list.length; n++) {
+    const w = list[n] as WireRoute;
+    const f = () => `desired.routes[${n}]`;
+    const m = plainRoute(w, checks) ?? routeFromWire(f(), w);
     if (m.nhid !== undefined) {
       const nh = byId.get(m.nhid);
-      if (!nh) throw invalid(`${f}.nhid`, m.nhid, "is not a nexthop of the request");
+      if (!nh) throw invalid(`${f()}.nhid`, m.nhid, "is not a nexthop of the request");
       const families = nh.group ? nh.group.map((g) => byId.get(g.id)?.family) : [nh.family];
       if (m.family === 6 && families.some((x) => x !== 6))
-        throw invalid(`${f}.nhid`, m.nhid, "is not IPv6 (IPv6 routes take IPv6 nexthops only)");
+        throw invalid(`${f()}.nhid`, m.nhid, "is not IPv6 (IPv6 routes take IPv6 nexthops only)");
     }
-    const key = `${m.table} ${m.family} ${m.dst} ${m.metric} ${m.tos ?? 0} ${m.from ?? ""}`;
-    const twins = keys.get(key);
-    if (twins !== undefined) {
-      const text = JSON.stringify(m);
-      for (const t of twins) {
-        const other = routes[t] as Route;
-        if (JSON.stringify(other) === text) return;
-        if (m.family !== 6) continue;
-        const joins = ecmpCapable(m) && ecmpCapable(other);
-        const sameLink = !ecmpCapable(m) && !ecmpCapable(other) && sameIpv6Path(m, other);
-        if (joins)
-          throw invalid(
-            `${f}.dest`,
-            w.dest || m.dst,
-            `has the key of desired.routes[${from[t]}] (table, destination, metric, from) and a gateway too: IPv6 makes them one multipath route; give it once with hops`,
-          );
-        if (sameLink)
-          throw invalid(
-            `${f}.dest`,
-            w.dest || m.dst,
-            `clashes with desired.routes[${from[t]}]: same table, destination, metric and device`,
-          );
-      }
-      twins.push(routes.length);
-    } else keys.set(key, [routes.length]);
+    const sameDst = byDst.get(m.dst);
+    const twins = sameDst?.filter((t) => sameKey(routes[t] as Route, m));
+    if (twins !== undefined && twins.length > 0) {
+      if (
+        twinOf(
+          m,
+          twins,
+          routes,
+          (t) => from[t] as number,
+          () => w.dest || m.dst,
+          f,
+        )
+      )
+        continue;
+    }
+    if (sameDst) sameDst.push(routes.length);
+    else byDst.set(m.dst, [routes.length]);
     from.push(n);
     routes.push(m);
-  });
+  }
   return { routes, nexthops };
 }
