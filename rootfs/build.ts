@@ -22,7 +22,9 @@
  * Options: --arch x86_64|arm64, --out DIR, --agent PATH,
  * --kernel-release RELEASE (x86_64), --compress lz4|zstd|gzip (default
  * lz4), --default image|initramfs, --front STANDIN (our image in front
- * mode for the tests, into GUEST-front: front.ts).
+ * mode for the tests, into GUEST-front: front.ts), --extra FILE[,FILE...]
+ * (executables to compare in the guest, each at /opt/NAME: benches only,
+ * bench/profile/guest-commands.ts).
  */
 
 import { spawnSync } from "node:child_process";
@@ -216,7 +218,17 @@ async function main(argv: string[]): Promise<void> {
     hostname: "netagent-guest",
     iptables,
   });
-  const entries = front ? [...base, ...frontEntries(front)] : base;
+  const extra = opt("--extra", "")
+    .split(",")
+    .filter(Boolean)
+    .map((file) => ({
+      kind: "file" as const,
+      path: `/opt/${file.slice(file.lastIndexOf("/") + 1)}`,
+      mode: 0o755,
+      source: resolve(file),
+      origin: "--extra (a bench's executable)",
+    }));
+  const entries = [...(front ? [...base, ...frontEntries(front)] : base), ...extra];
   const checked = checkMachines(entries, arch.elfMachine, `${arch.name} image`);
 
   mkdirSync(out, { recursive: true });
