@@ -8,7 +8,6 @@
  * replaced (rename(2), atomic) only when nothing answers on it.
  */
 import { linkSync, lstatSync, mkdtempSync, renameSync, rmSync } from "node:fs";
-import { createConnection } from "node:net";
 import { dirname, join } from "node:path";
 
 /** Why the socket cannot go at its path: main exits 2 with this message. */
@@ -32,7 +31,12 @@ export function stageUnixSocket(path: string): { path: string; remove(): void } 
  * did not fail in time: a busy listener), "stale" (refused: nobody listens),
  * "gone" (removed meanwhile), else the errno code (e.g. EACCES).
  */
-export function probeUnixSocket(path: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<string> {
+export async function probeUnixSocket(path: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<string> {
+  // Loaded here, not at the top: node:net (and node:stream behind it) is
+  // Bun's own JavaScript, compiled when first imported, and an agent that
+  // listens on vsock or a serial port never probes a socket path; under
+  // TCG that import is a measurable part of the start (bench/README.md).
+  const { createConnection } = await import("node:net");
   return new Promise((resolve) => {
     const socket = createConnection(path);
     const done = (state: string) => {
