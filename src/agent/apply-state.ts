@@ -4,7 +4,8 @@
  * read back, and at most one corrective batch when the kernel did what the
  * plan's model did not foresee (plan-link-phase.ts). Any failure restores
  * links, routes of every table, rules, permanent neighbours and the
- * sysctls written, from the state read before.
+ * sysctls written, from the state read before. A plan without changes
+ * answers the state read before it.
  *
  * best_effort: an element the guest's kernel refuses (plan-culprit.ts names
  * it from the failed line, the sysctl key or the change that did not stay)
@@ -105,18 +106,21 @@ export async function applyState(
     if (run.dryRun) return { state: before, plan, leftOut };
     const changes =
       plan.batch6First.length + plan.batch.length + plan.batch6.length + plan.sysctls.length;
-    if (changes > 0) {
-      const was = before;
-      deps.record(() => ({
-        kind: "state",
-        links: was.links,
-        routes: was.routes,
-        rules: was.rules,
-        neighbors: was.neighbors.filter((n) => n.state.includes("PERMANENT")),
-        sysctls: plan.sysctls,
-        ...(was.nexthops ? { nexthops: was.nexthops } : {}),
-      }));
+    if (changes === 0) {
+      // The state just read is the result: no second read, no second plan.
+      log.info("state applied", { operations: 0, exact: run.exact, leftOut: leftOut.length });
+      return { state: before, plan, leftOut };
     }
+    const was = before;
+    deps.record(() => ({
+      kind: "state",
+      links: was.links,
+      routes: was.routes,
+      rules: was.rules,
+      neighbors: was.neighbors.filter((n) => n.state.includes("PERMANENT")),
+      sysctls: plan.sysctls,
+      ...(was.nexthops ? { nexthops: was.nexthops } : {}),
+    }));
     try {
       const state = await attempt(deps, plan, before, want, run);
       log.info("state applied", { operations: changes, exact: run.exact, leftOut: leftOut.length });

@@ -3,7 +3,7 @@
  * sees its own network namespace's values there, so the agent reads and
  * writes the guest's. Keys are mapped to paths by sysctl-keys.ts alone.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readSync, writeFileSync } from "node:fs";
 import { NetError } from "./net-error";
 import {
   NAMESPACED_KEYS,
@@ -42,7 +42,7 @@ export class SysctlFs {
     const out = new Map<string, string>();
     for (const key of keys) {
       try {
-        out.set(key, readFileSync(this.path(key), "utf8").replace(/\n$/, ""));
+        out.set(key, readSmall(this.path(key)).replace(/\n$/, ""));
       } catch {
         // absent or unreadable: not part of the state
       }
@@ -91,5 +91,30 @@ export class SysctlFs {
       }
     }
     return keys.filter((k) => typeof parseSysctlKey(k) !== "string");
+  }
+}
+
+/** One buffer for every read: a sysctl's value is a line or a few. */
+const READ_BUFFER = Buffer.allocUnsafe(4096);
+
+/**
+ * A /proc/sys file's text: open, read until its end, close. A state holds
+ * hundreds of keys, read twice per Apply; readFileSync costs several times
+ * as much per file for what is one read of a few bytes.
+ */
+function readSmall(path: string): string {
+  const fd = openSync(path, "r");
+  try {
+    const first = readSync(fd, READ_BUFFER, 0, READ_BUFFER.length, null);
+    if (first === 0) return "";
+    // Decoded once, whole: a character may span two reads.
+    const parts = [Buffer.from(READ_BUFFER.subarray(0, first))];
+    for (;;) {
+      const n = readSync(fd, READ_BUFFER, 0, READ_BUFFER.length, null);
+      if (n === 0) return Buffer.concat(parts).toString("utf8");
+      parts.push(Buffer.from(READ_BUFFER.subarray(0, n)));
+    }
+  } finally {
+    closeSync(fd);
   }
 }
