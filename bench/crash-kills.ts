@@ -11,9 +11,14 @@
  *
  *   bun bench/crash-kills.ts [--kinds routes,link,neighbours,iptables,state]
  *                            [--kills 300] [--parallel 3] [--json dist/crash-kills.json]
+ *                            [--recalibrate 25]
  *
  * --kills is interrupted changes per kind (both modes together). Kinds run
- * side by side (--parallel at a time), each in its own namespaces.
+ * side by side (--parallel at a time), each in its own namespaces. The
+ * change's duration is measured again every --recalibrate interrupted
+ * changes (0: once): on a shared machine whose load climbs, one measure
+ * taken at the start puts the kills ever earlier in the change (SetIPTables
+ * at load 25-30: 10 of 300 kills after its record was written).
  */
 import { writeFileSync } from "node:fs";
 import { KINDS } from "../test/support/crash-kinds";
@@ -31,6 +36,7 @@ const kinds = option("--kinds", KINDS.map((k) => k.name).join(",")).split(",");
 const kills = Number(option("--kills", "300"));
 const jsonOut = option("--json", "dist/crash-kills.json");
 const parallel = Number(option("--parallel", "3"));
+const recalibrateEvery = Number(option("--recalibrate", "25"));
 /** Kills that ended without a verdict (a start that timed out, ...): reported, never counted. */
 const errors: string[] = [];
 /** Kills whose first read was neither state and differed from the next (reported, KillOutcome.reread). */
@@ -46,11 +52,14 @@ function saveProgress(): void {
   );
 }
 
-async function runKind(name: string): Promise<{ tallies: Tally[]; mixed: KillOutcome[] }> {
+async function runKind(
+  name: string,
+): Promise<{ tallies: Tally[]; mixed: KillOutcome[]; durations: number[] }> {
   const kind = KINDS.find((k) => k.name === name);
   if (!kind) throw new Error(`no kind ${name} (${KINDS.map((k) => k.name).join(", ")})`);
-  const cal = await calibrate(kind);
+  let cal = await calibrate(kind);
   process.stderr.write(`${name}: the change takes ${cal.durationMs.toFixed(0)} ms\n`);
+  const durations = [cal.durationMs];
   const tally = (mode: KillMode): Tally => ({
     kind: name,
     mode,
@@ -97,10 +106,24 @@ async function runKind(name: string): Promise<{ tallies: Tally[]; mixed: KillOut
       );
     }
     if (done % 25 === 0) process.stderr.write(`${name}: ${done}/${kills}\n`);
+    if (recalibrateEvery > 0 && done % recalibrateEvery === 0 && done < kills) {
+      const again = await calibrate(kind).catch((err: Error) => {
+        errors.push(`${name}: calibration: ${err.message}`);
+        return undefined;
+      });
+      // The same old and new states, or the verdicts would judge against another pair.
+      if (again && again.old === cal.old && again.new === cal.new) {
+        cal = { ...cal, durationMs: again.durationMs };
+        durations.push(again.durationMs);
+        process.stderr.write(`${name}: the change now takes ${again.durationMs.toFixed(0)} ms\n`);
+      } else if (again) {
+        process.stderr.write(`${name}: a calibration read other states: duration kept\n`);
+      }
+    }
     progress.set(name, [tallies.agent, tallies.group]);
     saveProgress();
   }
-  return { tallies: [tallies.agent, tallies.group], mixed };
+  return { tallies: [tallies.agent, tallies.group], mixed, durations };
 }
 
 const t0 = performance.now();
@@ -120,6 +143,12 @@ console.log(table);
 console.log(
   `\n${tallies.length / 2} kinds, ${kills} interrupted changes each, ${((performance.now() - t0) / 60_000).toFixed(1)} min`,
 );
+for (const r of results) {
+  const d = r.durations;
+  console.log(
+    `${r.tallies[0]?.kind}: the change took ${Math.min(...d).toFixed(0)}-${Math.max(...d).toFixed(0)} ms over ${d.length} calibrations`,
+  );
+}
 console.log(`kills without a verdict: ${errors.length}${errors.map((e) => `\n  ${e}`).join("")}`);
 writeFileSync(
   jsonOut,

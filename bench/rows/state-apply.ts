@@ -13,6 +13,7 @@ import { Network } from "../../src/gen/network_pb";
 import { AgentClient } from "../../src/host/client";
 import { applyRequestFor } from "../../src/host/drive-state";
 import { readFreshDefaults, readPodFullState } from "../../src/host/pod-state";
+import type { Netns } from "../../test/helpers/netns";
 import { addVeth, Guest } from "../../test/host/helpers";
 import { ChainPod, ptpTuningSbr, rules, sysctl, tableText } from "../../test/host/state-helpers";
 import { applyPairs } from "../lib/apply-pairs";
@@ -20,7 +21,7 @@ import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";
 import { timeIp } from "./update-routes";
 
-const GUEST_IF = "gst0";
+export const GUEST_IF = "gst0";
 
 async function timeSysctl(ns: string, writes: readonly string[]): Promise<number> {
   const t0 = performance.now();
@@ -31,6 +32,34 @@ async function timeSysctl(ns: string, writes: readonly string[]): Promise<number
   const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`sysctl -w in ${ns}: ${err}`);
   return performance.now() - t0;
+}
+
+/** Puts a guest netns back to the state row 10's Apply starts from (its NIC `gst0`, nothing else). */
+export async function resetGuest(ns: Netns): Promise<void> {
+  const links = await ns.json<{ ifname: string }[]>("link", "show");
+  const cur = links.some((l) => l.ifname === "eth0") ? "eth0" : GUEST_IF;
+  await ns.ip("addr", "flush", "dev", cur);
+  await ns.ip("route", "flush", "table", "100").catch(() => "");
+  await ns.ip("-6", "route", "flush", "table", "100").catch(() => "");
+  await ns.ip("rule", "del", "priority", "32765").catch(() => "");
+  await ns.ip("link", "set", "dev", cur, "down");
+  if (cur !== GUEST_IF) await ns.ip("link", "set", "dev", cur, "name", GUEST_IF);
+  await ns.ip("link", "set", "dev", GUEST_IF, "mtu", "1500");
+  await ns.ip("link", "set", "dev", GUEST_IF, "up");
+  await timeSysctl(ns.name, [
+    `net.ipv4.conf.${GUEST_IF}.rp_filter=0`,
+    `net.ipv4.conf.${GUEST_IF}.arp_ignore=0`,
+  ]);
+}
+
+/** Throws naming `what` unless the guest holds the pod's state (independent reads). */
+export async function checkGuest(ns: Netns, what: string): Promise<void> {
+  const t100 = await tableText(ns, "100");
+  const rule = (await rules(ns)).some((l) => l.includes('"table":"100"'));
+  const rp = await sysctl(ns, "net.ipv4.conf.eth0.rp_filter");
+  if (t100.length !== 3 || !rule || rp !== "2") {
+    throw new Error(`${what}: table 100 ${t100.length} routes, rule ${rule}, rp_filter ${rp}`);
+  }
 }
 
 export async function stateApplyRows(pairs: number): Promise<Row[]> {
@@ -44,30 +73,8 @@ export async function stateApplyRows(pairs: number): Promise<Row[]> {
     await addVeth(ns, GUEST_IF, await pod.mac());
     client = await AgentClient.connect(guest.addr);
     const c = client;
-    const reset = async () => {
-      const links = await ns.json<{ ifname: string }[]>("link", "show");
-      const cur = links.some((l) => l.ifname === "eth0") ? "eth0" : GUEST_IF;
-      await ns.ip("addr", "flush", "dev", cur);
-      await ns.ip("route", "flush", "table", "100").catch(() => "");
-      await ns.ip("-6", "route", "flush", "table", "100").catch(() => "");
-      await ns.ip("rule", "del", "priority", "32765").catch(() => "");
-      await ns.ip("link", "set", "dev", cur, "down");
-      if (cur !== GUEST_IF) await ns.ip("link", "set", "dev", cur, "name", GUEST_IF);
-      await ns.ip("link", "set", "dev", GUEST_IF, "mtu", "1500");
-      await ns.ip("link", "set", "dev", GUEST_IF, "up");
-      await timeSysctl(ns.name, [
-        `net.ipv4.conf.${GUEST_IF}.rp_filter=0`,
-        `net.ipv4.conf.${GUEST_IF}.arp_ignore=0`,
-      ]);
-    };
-    const check = async (what: string) => {
-      const t100 = await tableText(ns, "100");
-      const rule = (await rules(ns)).some((l) => l.includes('"table":"100"'));
-      const rp = await sysctl(ns, "net.ipv4.conf.eth0.rp_filter");
-      if (t100.length !== 3 || !rule || rp !== "2") {
-        throw new Error(`${what}: table 100 ${t100.length} routes, rule ${rule}, rp_filter ${rp}`);
-      }
-    };
+    const reset = () => resetGuest(ns);
+    const check = (what: string) => checkGuest(ns, what);
     await reset();
     const full = await readPodFullState(pod.pod.name);
     const guestState = await c.unary(Network.method.get, {});
