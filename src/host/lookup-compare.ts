@@ -1,7 +1,7 @@
 /**
  * Two routing decisions side by side: the pod's and the guest's answer to
  * one lookup (src/net/ip-lookups.ts), compared whole but for what
- * mirror-differences.ts lists (lookupCache), and said in words. A refusal
+ * mirror-differences.ts lists (lookupCache, lookupKernelLinkLocalSource), and said in words. A refusal
  * ("Network is unreachable", a prohibit route's "Permission denied") is a
  * decision too: the same refusal on both sides agrees. Pure.
  */
@@ -9,13 +9,16 @@ import type { Decision } from "../net/ip-lookups";
 import { type LookupSpec, lookupWords } from "../net/route-lookup";
 import { flatten } from "./complete-objects";
 import type { Json } from "./complete-read";
-import { MIRROR_DIFFERENCES } from "./mirror-differences";
+import { isKernelLinkLocal, MIRROR_DIFFERENCES } from "./mirror-differences";
 
 const DROP: readonly string[] = MIRROR_DIFFERENCES.lookupCache.fields;
 
 function canonical(d: Decision): string {
   if ("error" in d) return `error ${d.error}`;
   const kept = Object.fromEntries(Object.entries(d.route).filter(([k]) => !DROP.includes(k)));
+  // MIRROR_DIFFERENCES.lookupKernelLinkLocalSource
+  if (typeof kept.prefsrc === "string" && isKernelLinkLocal(kept.prefsrc))
+    kept.prefsrc = "(a kernel link-local)";
   return [...flatten(kept as Json)]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([k, v]) => `${k}=${v}`)

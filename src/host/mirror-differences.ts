@@ -160,6 +160,11 @@ export const MIRROR_DIFFERENCES = {
     fields: ["cache"],
     why: "exceptions the kernel learned from traffic (a path MTU, a redirect) that expire by themselves",
   },
+  lookupKernelLinkLocalSource: {
+    kind: "lookup",
+    what: "a lookup's prefsrc when each side picks a kernel link-local (addressKernelLinkLocal)",
+    why: "each kernel made its own link-locals from the MAC its link had when IPv6 came up, so the source it picks among them differs; the route, device, type and table picked are compared, and so is any other source",
+  },
 } satisfies Record<string, MirrorDifference>;
 
 /** Neighbour states the kernel learns (MIRROR_DIFFERENCES.neighbourLearned). */

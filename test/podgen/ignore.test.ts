@@ -10,6 +10,7 @@ import { waitFor } from "../helpers/wait";
 import { ipOk } from "./build";
 import { compareReads } from "./compare";
 import { IGNORED, isKernelLinkLocal, LEARNED_STATES } from "./ignore";
+import { lookup } from "./lookups";
 import { normalise } from "./normalise";
 import { type Json, type NetnsRead, readNetns } from "./read";
 import { Scratch } from "./scratch";
@@ -265,6 +266,27 @@ describe.concurrent("the ignore list, entry by entry", () => {
     expect(multicast.m.length).toBeGreaterThan(0);
     expect(multicast.m.every((n) => (n.state as string[]).includes("NOARP"))).toBe(true);
     expect(normalise(multicast.r).objects.filter((o) => o.kind === "neighbour")).toEqual([]);
+  });
+
+  it(entry("lookupKernelLinkLocalSource"), async () => {
+    const a = await scratch.withVeth(MAC);
+    // B's link came up with another MAC and got MAC later: its kernel link-local is another.
+    const b = await scratch.withVeth("02:5a:00:00:00:77");
+    await ipOk("-n", b.ns, "link", "set", "eth0", "address", MAC);
+    const probe = { args: ["-6", "route", "get", "fe80::1", "oif", "eth0"] };
+    const src = async (ns: string) => {
+      const [r] = await json(ns, ...probe.args);
+      return String(r?.prefsrc);
+    };
+    const [sa, sb] = await waitFor(
+      async () => {
+        const both = [await src(a.ns), await src(b.ns)];
+        return both.every((s) => isKernelLinkLocal(s)) && both;
+      },
+      { what: "both sides answering with their kernel link-local", timeoutMs: 20_000 },
+    );
+    expect(sa).not.toBe(sb);
+    expect(await lookup(a.ns, probe)).toBe(await lookup(b.ns, probe));
   });
 
   it("every entry of the ignore list has its test above", () => {

@@ -6,7 +6,15 @@
  * kernel making it by itself). Anything not listed here is compared.
  */
 
-export type Kind = "link" | "address" | "route" | "rule" | "neighbour" | "nexthop" | "sysctl";
+export type Kind =
+  | "link"
+  | "address"
+  | "route"
+  | "rule"
+  | "neighbour"
+  | "nexthop"
+  | "sysctl"
+  | "lookup";
 
 export interface Ignored {
   kind: Kind;
@@ -94,6 +102,11 @@ export const IGNORED = {
     kind: "neighbour",
     what: "NOARP entries on a NOARP link whose lladdr is the link's own MAC",
     why: "the kernel resolves every destination of a link without ARP/ND as the link itself and keeps the entry (seen for the peer's link-local); configuring one there changes nothing",
+  },
+  lookupKernelLinkLocalSource: {
+    kind: "lookup",
+    what: "a lookup's prefsrc when both sides answer with a kernel link-local",
+    why: "each side's kernel link-local came from the MAC its link had when IPv6 came up (addressKernelLinkLocal), so a source picked among them differs; type, device, gateway and table are still compared",
   },
 } satisfies Record<string, Ignored>;
 

@@ -9,6 +9,7 @@
  */
 import { existsSync } from "node:fs";
 import { run } from "../helpers/process";
+import { isKernelLinkLocal } from "./ignore";
 import type { Probe } from "./probes";
 
 export interface LookupResult {
@@ -41,6 +42,9 @@ export async function lookup(ns: string, probe: Probe): Promise<string> {
     );
   }
   if (!answer) return "error: empty answer";
+  // IGNORED.lookupKernelLinkLocalSource
+  if (typeof answer.prefsrc === "string" && isKernelLinkLocal(answer.prefsrc))
+    answer.prefsrc = "(kernel link-local)";
   const keep = ["type", "dev", "gateway", "via", "table", "from", "prefsrc"];
   return keep
     .filter((k) => answer[k] !== undefined)

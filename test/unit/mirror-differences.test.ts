@@ -363,6 +363,7 @@ const CASES: Record<keyof typeof MIRROR_DIFFERENCES, Case> = {
     },
   },
   lookupCache: { pod: {}, guest: {}, near: {} },
+  lookupKernelLinkLocalSource: { pod: {}, guest: {}, near: {} },
 };
 
 describe("MIRROR_DIFFERENCES", () => {
@@ -375,7 +376,7 @@ describe("MIRROR_DIFFERENCES", () => {
   });
 
   for (const [name, c] of Object.entries(CASES)) {
-    if (name === "lookupCache") continue;
+    if (name.startsWith("lookup")) continue;
     it(`${name}: left out, and its neighbour is still compared`, () => {
       expect(compareComplete(emptyRead(c.pod), emptyRead(c.guest))).toEqual([]);
       expect(compareComplete(emptyRead(c.pod), emptyRead(c.near)).length).toBeGreaterThan(0);
@@ -398,6 +399,23 @@ describe("MIRROR_DIFFERENCES", () => {
     expect(sameDecision(a, { route: { ...route, gateway: "10.9.0.3", cache: [] } })).toBe(false);
     expect(sameDecision({ error: "Permission denied" }, { error: "Permission denied" })).toBe(true);
     expect(sameDecision(a, { error: "Permission denied" })).toBe(false);
+  });
+});
+
+describe("lookupKernelLinkLocalSource", () => {
+  it("two kernel link-locals as the source agree; any other source is compared", () => {
+    const route = { type: "anycast", dst: "fe80::", dev: "lo", table: "local", flags: [], uid: 0 };
+    const at = (prefsrc: string) => ({ route: { ...route, prefsrc } });
+    expect(sameDecision(at("fe80::a8ae:29ff:fe2d:4665"), at("fe80::906b:d8ff:fece:c451"))).toBe(
+      true,
+    );
+    expect(sameDecision(at("fe80::a8ae:29ff:fe2d:4665"), at("fe80::1"))).toBe(false);
+    expect(sameDecision(at("fd00::5"), at("fd00::6"))).toBe(false);
+    expect(
+      sameDecision(at("fe80::a8ae:29ff:fe2d:4665"), {
+        route: { ...route, dev: "eth0", prefsrc: "fe80::906b:d8ff:fece:c451" },
+      }),
+    ).toBe(false);
   });
 });
 
