@@ -2,18 +2,17 @@
  * `bun bench/profile/guest-commands.ts GUEST ROUNDS CMD...`: boots GUEST
  * (a guest directory; its boot.json, or BOOT_JSON) once per round with
  * init.noagent and the debug shell, on the VM runner's QEMU line (TCG
- * without KVM), and times each command in the guest, by the guest's
- * /proc/uptime (10 ms steps) and by the CPU time QEMU spent meanwhile
- * (/proc/PID/stat utime+stime, 10 ms steps: on a loaded host the guest's
- * clock runs on while QEMU waits for a core, its CPU time does not), twice
- * in a row: "first" is the command's
+ * without KVM), and runs each command twice in a row: "first" is its
  * first run in that boot (QEMU has translated none of its code yet, as
- * for the agent at boot), "again" the second. The commands' order is
- * alternated each round. WARMUP=CMD runs CMD once first in each boot
- * (untimed), so the code every command shares (libc, the kernel's exec
- * and fault paths) is translated before the first timed one. Prints every time with the host's 1-minute load,
- * then medians per command. Used to compare executables put into an image
- * (the agent's own start under TCG: bench/README.md, issue 25).
+ * for the agent at boot), "again" the second. Each run is timed by the
+ * guest's /proc/uptime and by QEMU's CPU time meanwhile (bench/qemu-cpu.ts;
+ * both in 10 ms steps), with the minor faults it took (the shell's
+ * cminflt). The order of the commands is alternated each round.
+ * WARMUP=CMD runs CMD once first in each boot (untimed), so the code every
+ * command shares (libc, the kernel's exec and fault paths) is translated
+ * before the first timed one. Prints every run with the host's 1-minute
+ * load, then medians per command. Executables get into an image with
+ * `bun rootfs/build.ts --extra FILE,...` (at /opt/NAME).
  */
 import { loadavg } from "node:os";
 import { SHELL_PROMPT } from "../../rootfs/manifest";
@@ -29,22 +28,27 @@ if (!guest || commands.length === 0) {
 const rounds = Number(roundsArg ?? 3);
 const json = process.env.BOOT_JSON ?? "boot.json";
 
-type Time = { wall: number; cpu: number };
+type Time = { wall: number; cpu: number; faults: number };
 
 /** Runs `command` in the guest: its duration by the guest's clock and QEMU's CPU meanwhile. */
 async function timed(vm: Vm, command: string): Promise<Time> {
-  const script = `read a _ </proc/uptime; ${command} >/dev/null 2>&1; s=$?; read b _ </proc/uptime; echo "@T $a $b $s"`;
+  // cminflt of the shell: the minor faults of the children it has waited for.
+  const faults = "$(awk '{print $11}' /proc/$$/stat)";
+  const script = `f=${faults}; read a _ </proc/uptime; ${command} >/dev/null 2>&1; s=$?; read b _ </proc/uptime; echo "@T $a $b $s $f ${faults}"`;
   const cpu0 = cpuMs(vm.pid);
   const { lines } = await vm.console.run(script, 300_000);
   const cpu = cpuMs(vm.pid) - cpu0;
-  const m = lines.map((l) => /@T (\d+\.\d+) (\d+\.\d+) (\d+)/.exec(l)).find((x) => x !== null);
+  const m = lines
+    .map((l) => /@T (\d+\.\d+) (\d+\.\d+) (\d+) (\d+) (\d+)/.exec(l))
+    .find((x) => x !== null);
   if (!m) throw new Error(`${command}: no time in ${lines.join("\n")}`);
   if (m[3] !== "0") throw new Error(`${command}: exit ${m[3]}`);
-  return { wall: Math.round(1000 * (Number(m[2]) - Number(m[1]))), cpu };
+  const wall = Math.round(1000 * (Number(m[2]) - Number(m[1])));
+  return { wall, cpu, faults: Number(m[5]) - Number(m[4]) };
 }
 
 function show(t: Time): string {
-  return `${t.wall} ms (QEMU CPU ${t.cpu} ms)`;
+  return `${t.wall} ms (QEMU CPU ${t.cpu} ms, ${t.faults} minor faults)`;
 }
 
 type Times = { first: Time[]; again: Time[] };
@@ -77,6 +81,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const medianTime = (ts: Time[]) => ({
   wall: median(ts.map((t) => t.wall)),
   cpu: median(ts.map((t) => t.cpu)),
+  faults: median(ts.map((t) => t.faults)),
 });
 for (const [command, t] of times) {
   console.log(
