@@ -54,8 +54,9 @@ import type { GuestSources } from "./sources";
 
 /**
  * The modules init loads before it starts the agent: its transports
- * (virtio-serial, vsock) and the pod's links. Their dependencies come from
- * modules.dep.
+ * (virtio-serial, vsock) and the pod's links, the tun devices Apply makes
+ * among them (tun.ko: no dependencies; devtmpfs then has /dev/net/tun).
+ * Their dependencies come from modules.dep.
  */
 export const EARLY_MODULES = [
   "virtio_pci",
@@ -63,6 +64,7 @@ export const EARLY_MODULES = [
   "virtio_console",
   "vsock",
   "vmw_vsock_virtio_transport",
+  "tun",
 ];
 /** Every module the guest needs; the ones not early are loaded beside the agent. */
 export const GUEST_MODULES = [...EARLY_MODULES, ...IPTABLES_MODULES];

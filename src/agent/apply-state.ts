@@ -11,20 +11,32 @@
  * it from the failed line, the sysctl key or the change that did not stay)
  * is left out and the Apply tried again without it, after the restore and
  * a fresh read; at most {@link APPLY_MAX_REFUSED} times. Sysctls the guest
- * does not have at all are left out before the first attempt.
+ * does not have at all are left out before the first attempt, and so are
+ * tun and tap devices to make when the guest has no /dev/net/tun or whose
+ * name it holds otherwise (without best_effort: FAILED_PRECONDITION),
+ * each with what goes through it (plan-culprit.ts fieldsThrough).
  */
+import { existsSync } from "node:fs";
 
 import type { DesiredState, FullState } from "../net/full-state";
 import { IpBatchError } from "../net/ip-results";
 import type { IpRunner } from "../net/ip-runner";
 import { type ApplyPlan, currentKey, planApply, type SysctlWrite } from "../net/plan-apply";
-import { culpritOf, type LeftOutFields, sysctlField, withoutFields } from "../net/plan-culprit";
-import { planLinkPhase } from "../net/plan-link-phase";
+import {
+  culpritOf,
+  fieldsThrough,
+  type LeftOutFields,
+  sysctlField,
+  withoutFields,
+} from "../net/plan-culprit";
+import { type LinkPhase, planLinkPhase } from "../net/plan-link-phase";
 import { planLinksRestore, planStateRestore } from "../net/plan-restore";
 import { type SysctlFs, SysctlWriteError } from "../net/sysctl-fs";
 import { parseSysctlKey } from "../net/sysctl-keys";
 import { isManagedLink } from "../net/vocabulary/links";
+import { TUN_DEVICE } from "../net/vocabulary/tuntap";
 import { Code, TtrpcError } from "../ttrpc/codes";
+import { tuntapProblems } from "./apply-tuntaps";
 import type { Change } from "./change-record";
 import { codeOfNetError } from "./error-status";
 import { APPLY_MAX_REFUSED } from "./limits";
@@ -40,6 +52,8 @@ export interface ApplyDeps {
    * (SerialQueue.record): called before each attempt's first change.
    */
   record(change: () => Change): void;
+  /** Whether tun and tap devices can be made (default: {@link TUN_DEVICE} exists). */
+  tunDevice?: () => boolean;
 }
 
 export interface ApplyRun {
@@ -78,15 +92,48 @@ export async function applyState(
   const opts = { signal: run.signal };
   const skip = new Set<string>();
   const leftOut: LeftOut[] = [];
+  const tunDevice = deps.tunDevice ?? (() => existsSync(TUN_DEVICE));
+
+  /** Leaves `field` out, and with a whole tun or tap device what goes through it. */
+  const leave = (field: string, reason: string) => {
+    skip.add(field);
+    leftOut.push({ field, reason });
+    const m = /^desired\.interfaces\[(\d+)\]$/.exec(field);
+    const link = m ? desired.links[Number(m[1])] : undefined;
+    if (!link?.tuntap) return;
+    for (const f of fieldsThrough(desired, link.name)) {
+      if (skip.has(f)) continue;
+      skip.add(f);
+      leftOut.push({ field: f, reason: `its device ${link.name} is left out` });
+    }
+  };
+
+  /** Tun and tap devices that cannot be: left out (best_effort) or the call's refusal. */
+  const checkTuntaps = (phase: LinkPhase): boolean => {
+    const problems = tuntapProblems(phase, desired, tunDevice);
+    for (const p of problems) {
+      if (!run.bestEffort) throw new TtrpcError(p.reason, Code.FAILED_PRECONDITION);
+      leave(p.field, p.reason);
+    }
+    return problems.length > 0;
+  };
 
   /** The state before, read for the desired state without `skip`, its links checked. */
   const readBefore = async (): Promise<FullState> => {
     const read = await ip.readFullState(opts);
-    const want = withoutFields(desired, skip);
-    const phase = planLinkPhase(read.links, want.links);
+    let want = withoutFields(desired, skip);
+    let phase = planLinkPhase(read.links, want.links);
+    if (checkTuntaps(phase)) {
+      want = withoutFields(desired, skip);
+      phase = planLinkPhase(read.links, want.links);
+    }
     requireLinks(read, desired, skip, new Set(phase.predicted.map((l) => l.name)));
     if (run.bestEffort) {
       for (const s of want.sysctls) {
+        // A device the plan makes has its keys only once it exists.
+        const k = parseSysctlKey(s.key);
+        if (typeof k !== "string" && k.iface !== undefined && phase.created.includes(k.iface))
+          continue;
         if (sysctl.exists(currentKey(s.key, phase.formerName))) continue;
         const field = sysctlField(desired, s.key) as string;
         skip.add(field);
@@ -120,21 +167,21 @@ export async function applyState(
       neighbors: was.neighbors.filter((n) => n.state.includes("PERMANENT")),
       sysctls: plan.sysctls,
       ...(was.nexthops ? { nexthops: was.nexthops } : {}),
+      ...(plan.links.created.length ? { created: plan.links.created } : {}),
     }));
     try {
       const state = await attempt(deps, plan, before, want, run);
       log.info("state applied", { operations: changes, exact: run.exact, leftOut: leftOut.length });
       return { state, plan, leftOut };
     } catch (err) {
-      const complete = await restoreState(deps, before, plan.sysctls);
+      const complete = await restoreState(deps, before, plan.sysctls, plan.links.created);
       const field =
         run.bestEffort && complete && refused < APPLY_MAX_REFUSED && !run.signal?.aborted
           ? refusedElement(err, desired, skip, before)
           : undefined;
       if (field === undefined) throw forCaller(err);
       refused++;
-      skip.add(field);
-      leftOut.push({ field, reason: (err as Error).message });
+      leave(field, (err as Error).message);
       log.info("Apply: leaving out what the guest refused", {
         field,
         error: (err as Error).message,
@@ -177,6 +224,7 @@ function requireLinks(
   finalNames: Set<string>,
 ): void {
   for (const [i, l] of desired.links.entries()) {
+    if (l.tuntap) continue;
     if (!before.links.some((x) => x.mac === l.mac)) {
       throw new TtrpcError(
         `Link not found (desired.interfaces[${i}].mac ${l.mac})`,
@@ -281,7 +329,8 @@ async function settleLinks(
 /**
  * Puts links, routes of every table, rules, permanent neighbours and the
  * sysctls written back as in `before` (also a start's restore after a
- * crash, recover.ts). Best effort and logged: links first (names decide
+ * crash, recover.ts), the tun and tap devices made (`created`) deleted.
+ * Best effort and logged: links first (names decide
  * where sysctls live), then the rest, then sysctls. Answers whether it
  * finished.
  */
@@ -289,12 +338,13 @@ export async function restoreState(
   deps: Pick<ApplyDeps, "ip" | "sysctl" | "log">,
   before: Omit<FullState, "sysctls">,
   writes: readonly Pick<SysctlWrite, "restoreKey" | "previous">[],
+  created: readonly string[] = [],
 ): Promise<boolean> {
   const { ip, sysctl, log } = deps;
   let complete = true;
   try {
     const now = await ip.readFullState();
-    await ip.batch(planLinksRestore(before.links, now.links), { force: true });
+    await ip.batch(planLinksRestore(before.links, now.links, created), { force: true });
     const after = await ip.readFullState();
     const lines = planStateRestore(
       { ...before, sysctls: new Map() },

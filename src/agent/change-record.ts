@@ -65,6 +65,8 @@ export interface StateChange {
   neighbors: Neighbor[];
   sysctls: SysctlWrite[];
   nexthops?: Nexthop[];
+  /** The tun and tap devices the change makes, by name: a restore deletes them. */
+  created?: string[];
 }
 
 /**
@@ -180,6 +182,7 @@ const ChangeSchema = v.variant("kind", [
     neighbors: v.array(NeighborSchema),
     sysctls: v.array(SysctlWriteSchema),
     nexthops: v.optional(v.array(NexthopSchema)),
+    created: v.optional(v.array(Str)),
   }),
 ]);
 

@@ -135,7 +135,7 @@ async function restore(o: RecoverOptions, record: ChangeRecord): Promise<string 
         return (err as Error).message;
       }
     case "state": {
-      const complete = await restoreState({ ip, sysctl: o.sysctl, log }, c, c.sysctls);
+      const complete = await restoreState({ ip, sysctl: o.sysctl, log }, c, c.sysctls, c.created);
       return complete ? undefined : "see the restore's own log lines";
     }
   }

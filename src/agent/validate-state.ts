@@ -4,8 +4,9 @@
  * naming the field and the value (`desired.routes[2].table: 0 ...`).
  *
  * Bounds (a request is held in memory and planned whole): at most
- * {@link LIMITS}.interfaces interfaces, routes, rules, neighbours, sysctls,
- * nexthop objects (and per route or object: paths, members, attributes).
+ * {@link LIMITS}.interfaces interfaces (of them {@link LIMITS}.tuntaps tun
+ * or tap devices), routes, rules, neighbours, sysctls, nexthop objects (and
+ * per route or object: paths, members, attributes).
  * Routes and nexthop objects: validate-state-routes.ts.
  */
 
@@ -25,6 +26,7 @@ import { invalid, validateMac, validateName } from "./validate-fields";
 import { desiredAddress, linkAttrs } from "./validate-link-attrs";
 import { ruleAttrs } from "./validate-rule-attrs";
 import { ROUTE_LIMITS, routesFromWire } from "./validate-state-routes";
+import { boundTuntaps, desiredTuntap, TUNTAP_LIMIT } from "./validate-tuntap";
 import { bounded, cidr, family, ip, mtu } from "./validate-values";
 
 export const LIMITS = {
@@ -33,6 +35,7 @@ export const LIMITS = {
   rules: 10_000,
   neighbors: 10_000,
   sysctls: 4_096,
+  tuntaps: TUNTAP_LIMIT,
   ...ATTR_LIMITS,
   ...ROUTE_LIMITS,
 } as const;
@@ -76,11 +79,12 @@ export function validateApply(request: ApplyRequest): DesiredState {
   const links: DesiredLink[] = [];
   const macs = new Set<string>();
   const names = new Set<string>();
-  bounded("desired.interfaces", s.interfaces, LIMITS.interfaces).forEach((i, n) => {
+  boundTuntaps(bounded("desired.interfaces", s.interfaces, LIMITS.interfaces));
+  s.interfaces.forEach((i, n) => {
     const f = `desired.interfaces[${n}]`;
-    const mac = validateMac(`${f}.mac`, i.mac);
-    if (macs.has(mac)) throw invalid(`${f}.mac`, i.mac, "is listed twice");
-    macs.add(mac);
+    const { mac, tuntap } = desiredTuntap(f, i);
+    if (mac !== "" && macs.has(mac)) throw invalid(`${f}.mac`, i.mac, "is listed twice");
+    if (mac !== "") macs.add(mac);
     if (i.name !== "") {
       validateName(`${f}.name`, i.name);
       if (!isManagedLink(i.name))
@@ -109,6 +113,7 @@ export function validateApply(request: ApplyRequest): DesiredState {
       up: i.up,
       addresses,
       ...(attrs ? { attrs } : {}),
+      ...(tuntap ? { tuntap } : {}),
     });
   });
 

@@ -4,17 +4,21 @@
  * whole sync (issue 22, item 3). Pure.
  *
  * Left out here, before anything is sent:
- * - a link without an Ethernet MAC (a tun device, a tunnel's base device):
- *   the guest finds its NICs by MAC, a VM's NIC always has one, so the
- *   guest has no twin of it; with it go the routes through it, its
+ * - a link without an Ethernet MAC that is not a tun device (a tunnel's
+ *   base device): the guest finds its NICs by MAC, a VM's NIC always has
+ *   one, so the guest has no twin of it; with it go the routes through it, its
  *   permanent neighbours, its sysctls and nexthop objects, and the routes
  *   by those (its addresses are the link's).
  *   Rules naming it in iif/oif stay: the kernel keeps such a rule, detached;
  * - what the model does not carry: a rule with a selector it has no field
  *   for (sending it without would widen what it matches), a route of a type
  *   netagent.v1 does not carry.
+ * tun and tap devices are carried (the agent makes them, found by name);
+ * one the pod has without `persist` (a process holds it) is listed: the
+ * guest's is persistent, as `ip tuntap add` makes it.
  * What the guest's kernel refuses is left out by the agent (best_effort)
- * and listed from its answer ({@link describeField}).
+ * and listed from its answer ({@link describeField}): a tun device where
+ * the guest has no /dev/net/tun, with what goes through it.
  */
 import type { State } from "../gen/network_pb";
 import { type Route, routeDevs } from "../net/model";
@@ -64,7 +68,12 @@ export function scopeMirror(pod: PodFullState): MirrorScope {
   const leftOut: string[] = [];
   const gone = new Set<string>();
   const links = pod.links.filter((l) => {
-    if (!isManagedLink(l.name) || l.flags.includes("LOOPBACK") || hasMac(l.mac)) return true;
+    if (l.tuntap && !l.tuntap.persist && isManagedLink(l.name))
+      leftOut.push(
+        `interface ${l.name}: not persistent in the pod (a process holds it); the guest's is persistent`,
+      );
+    if (!isManagedLink(l.name) || l.flags.includes("LOOPBACK") || hasMac(l.mac) || l.tuntap)
+      return true;
     gone.add(l.name);
     const kind = l.kind ? ` (a ${l.kind} device)` : "";
     leftOut.push(

@@ -53,7 +53,10 @@ function setRows(pod: readonly string[], guest: readonly string[]): Row[] {
 function interfaceRows(pod: readonly Interface[], guest: readonly Interface[]): Row[] {
   const rows: Row[] = [];
   for (const p of pod) {
-    const g = guest.find((x) => x.mac === p.mac);
+    // A tun or tap device is its name (a tun has no MAC); a NIC its MAC.
+    const g = guest.find((x) =>
+      p.tuntap ? x.tuntap !== undefined && x.name === p.name : x.mac === p.mac,
+    );
     if (!g) {
       rows.push({ mark: "<", pod: describeLink(p), guest: "-" });
       continue;

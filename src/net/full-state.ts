@@ -8,6 +8,7 @@ import type { TargetAddress } from "./address-attrs";
 import type { Link, Neighbor, Nexthop, Route } from "./model";
 import type { Rule } from "./rules";
 import type { Attr } from "./vocabulary/attrs";
+import type { Tuntap } from "./vocabulary/tuntap";
 
 export interface Sysctl {
   key: string;
@@ -27,8 +28,9 @@ export interface FullState {
 }
 
 export interface DesiredLink {
+  /** "" for a tun, or a tap that keeps the kernel's. */
   mac: string;
-  /** "" keeps the current name. */
+  /** "" keeps the current name (never "" with `tuntap`). */
   name: string;
   /** 0 keeps the current MTU. */
   mtu: number;
@@ -38,6 +40,8 @@ export interface DesiredLink {
   addresses: DesiredAddress[];
   /** Link attributes to set (vocabulary/link-attrs.ts); one left out keeps the link's. */
   attrs?: Attr[];
+  /** A tun or tap device, found by name and made when absent (plan-tuntap.ts). */
+  tuntap?: Tuntap;
 }
 
 /** A desired address; scope left out: global (IPv6 link-local: link). */

@@ -5,8 +5,9 @@
 import type { Family } from "./address";
 import type { Attr } from "./vocabulary/attrs";
 import { ROUTE_ATTRS } from "./vocabulary/route-attrs";
+import type { Tuntap } from "./vocabulary/tuntap";
 
-export type { Attr };
+export type { Attr, Tuntap };
 
 /** One path of a multipath route (RTA_MULTIPATH). */
 export interface Hop {
@@ -104,6 +105,8 @@ export interface Link {
   addresses: Address[];
   /** txqueuelen, promisc, allmulticast, group, alias (vocabulary/link-attrs.ts): a read has them all. */
   attrs?: Attr[];
+  /** A tun or tap device's settings (kind "tun"). */
+  tuntap?: Tuntap;
 }
 
 export interface Neighbor {

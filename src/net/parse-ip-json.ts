@@ -11,6 +11,7 @@ import { ADDRESS_ATTRS, ADDRESS_JSON_KEYS, TYPED_ADDRESS_ATTRS } from "./vocabul
 import { readAttrs } from "./vocabulary/attrs";
 import { LINK_ATTRS } from "./vocabulary/link-attrs";
 import { NEIGHBOR_ATTRS } from "./vocabulary/neighbor-attrs";
+import { readTuntap } from "./vocabulary/tuntap";
 
 export { parseAllTableRoutes, parseRoutes } from "./parse-ip-routes";
 
@@ -26,6 +27,7 @@ export function parseLinks(doc: unknown): Link[] {
       if (address) addresses.push(address);
     }
     const linkinfo = l.linkinfo as Json | undefined;
+    const tuntap = readTuntap(l);
     links.push({
       index: l.ifindex,
       name,
@@ -37,6 +39,7 @@ export function parseLinks(doc: unknown): Link[] {
       kind: str(linkinfo?.info_kind) ?? "",
       addresses,
       attrs: readAttrs(LINK_ATTRS, l),
+      ...(tuntap ? { tuntap } : {}),
     });
   }
   return links;

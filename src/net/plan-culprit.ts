@@ -11,21 +11,27 @@
  * up) names no element, and its failure stays the call's failure.
  */
 import type { DesiredState } from "./full-state";
-import type { Link } from "./model";
+import { type Link, routeDevs } from "./model";
 import { renderPermanentNeighbor } from "./plan-neighbors";
 import { renderNexthopReplace, renderRouteReplace } from "./render-batch";
 import { IPV6_BATCH, renderRule } from "./rules";
+import { parseSysctlKey } from "./sysctl-keys";
 
 /** Fields of a desired state left out of an attempt. */
 export type LeftOutFields = ReadonlySet<string>;
 
-/** `desired` without the elements named in `skip` (a link's `.mtu`: the MTU is left as it is). */
+/**
+ * `desired` without the elements named in `skip` (a link's `.mtu`: the MTU
+ * is left as it is; a whole link: only a tun or tap device, with
+ * {@link fieldsThrough} skipped beside it).
+ */
 export function withoutFields(desired: DesiredState, skip: LeftOutFields): DesiredState {
   if (skip.size === 0) return desired;
   const keep = <T>(list: readonly T[], kind: string) =>
     list.filter((_, i) => !skip.has(`desired.${kind}[${i}]`));
   return {
-    links: desired.links.map((l, i) => {
+    links: keep(desired.links, "interfaces").map((l) => {
+      const i = desired.links.indexOf(l);
       const f = `desired.interfaces[${i}]`;
       return {
         ...l,
@@ -39,6 +45,34 @@ export function withoutFields(desired: DesiredState, skip: LeftOutFields): Desir
     sysctls: keep(desired.sysctls, "sysctls"),
     nexthops: keep(desired.nexthops, "nexthops"),
   };
+}
+
+/**
+ * The fields of what cannot be without the link `name`: routes through it,
+ * nexthop objects through it (groups with such a member, routes by any of
+ * them), its permanent neighbours and its sysctls. Rules naming it stay:
+ * the kernel keeps them, detached.
+ */
+export function fieldsThrough(desired: DesiredState, name: string): string[] {
+  const out: string[] = [];
+  const gone = new Set<number>();
+  for (const n of desired.nexthops) if (n.dev === name) gone.add(n.id);
+  for (const n of desired.nexthops) if (n.group?.some((m) => gone.has(m.id))) gone.add(n.id);
+  desired.nexthops.forEach((n, i) => {
+    if (gone.has(n.id)) out.push(`desired.nexthops[${i}]`);
+  });
+  desired.routes.forEach((r, i) => {
+    if (routeDevs(r).includes(name) || (r.nhid !== undefined && gone.has(r.nhid)))
+      out.push(`desired.routes[${i}]`);
+  });
+  desired.neighbors.forEach((n, i) => {
+    if (n.dev === name) out.push(`desired.neighbors[${i}]`);
+  });
+  desired.sysctls.forEach((s, i) => {
+    const k = parseSysctlKey(s.key);
+    if (typeof k !== "string" && k.iface === name) out.push(`desired.sysctls[${i}]`);
+  });
+  return out;
 }
 
 /** The field of the sysctl `key` in `desired`, if it is one. */
@@ -101,6 +135,13 @@ function linkCulprit(
 ): string | undefined {
   const finalName = (mac: string, name: string) =>
     name !== "" ? name : links.find((l) => l.mac === mac)?.name;
+  if (words[0] === "tuntap" && words[1] === "add" && words[2] === "dev") {
+    const i = desired.links.findIndex(
+      (l, n) =>
+        l.tuntap !== undefined && l.name === words[3] && !skip.has(`desired.interfaces[${n}]`),
+    );
+    return i < 0 ? undefined : `desired.interfaces[${i}]`;
+  }
   const isAddr = words[0] === "addr" && (words[1] === "add" || words[1] === "replace");
   const isMtu = words[0] === "link" && words[1] === "set" && words[4] === "mtu";
   if (!isAddr && !isMtu) return undefined;

@@ -22,6 +22,7 @@ import type { DesiredLink } from "./full-state";
 import { impliedKernelRoutes } from "./kernel-routes";
 import type { Address, Link, Route } from "./model";
 import { IPV6_MIN_MTU, planLink } from "./plan-link";
+import { findTuntap } from "./plan-tuntap";
 import type { Attr } from "./vocabulary/attrs";
 import { TABLE_MAIN } from "./vocabulary/routes";
 
@@ -35,6 +36,10 @@ export interface LinkPhase {
   downed: Set<string>;
   /** Current names of the links left with an MTU below 1280 (no IPv6 at all). */
   ipv6Off: Set<string>;
+  /** Names of the tun and tap devices the lines make (plan-tuntap.ts). */
+  created: string[];
+  /** Desired tun and tap devices whose name the guest holds otherwise: by name, why. */
+  conflicts: { name: string; why: string }[];
 }
 
 function withFlag(flags: readonly string[], flag: string, on: boolean): string[] {
@@ -51,8 +56,28 @@ export function planLinkPhase(
   const downed = new Set<string>();
   const ipv6Off = new Set<string>();
   const originalName = new Map(current.map((l) => [l.index, l.name]));
-  for (const want of desired) {
-    const link = links.find((l) => l.mac === want.mac);
+  const created: string[] = [];
+  const conflicts: { name: string; why: string }[] = [];
+  // NICs first: tun and tap devices are found by the names NICs leave.
+  const order = [...desired.entries()].sort(
+    ([, a], [, b]) => Number(!!a.tuntap) - Number(!!b.tuntap),
+  );
+  for (const [i, want] of order) {
+    let link: Link | undefined;
+    if (want.tuntap) {
+      const found = findTuntap(links, { ...want, tuntap: want.tuntap }, i);
+      if ("conflict" in found) {
+        conflicts.push({ name: want.name, why: found.conflict });
+        continue;
+      }
+      link = found.link;
+      lines.push(...found.lines);
+      if (found.created) {
+        created.push(want.name);
+        links.push(link);
+        originalName.set(link.index, link.name);
+      }
+    } else link = links.find((l) => l.mac === want.mac);
     if (!link) continue;
     const target = { ...want, exactAddresses: false, exactAttrs: true };
     lines.push(...planLink(links, link, target));
@@ -102,7 +127,7 @@ export function planLinkPhase(
     const was = originalName.get(l.index) as string;
     if (was !== l.name) formerName.set(l.name, was);
   }
-  return { lines, predicted: links, formerName, downed, ipv6Off };
+  return { lines, predicted: links, formerName, downed, ipv6Off, created, conflicts };
 }
 
 /**

@@ -23,15 +23,23 @@ import {
 import { planNexthops, withoutNexthops } from "./plan-nexthops";
 import { nexthopAndRouteLines, renderNexthopOps, splitSix } from "./plan-route-state";
 import { planTables, tableOf } from "./plan-tables";
+import { planTuntapUndo } from "./plan-tuntap";
 import { batchLine } from "./render-batch";
 import { IPV6_BATCH, planRules, renderRuleOps } from "./rules";
 import { isManagedLink } from "./vocabulary/links";
 import { isProxy } from "./vocabulary/neighbor-attrs";
 import { TABLE_LOCAL } from "./vocabulary/routes";
 
-/** Lines that give every link of `before` still present its old name, MTU, flags and addresses. */
-export function planLinksRestore(before: readonly Link[], now: readonly Link[]): string[] {
-  const lines: string[] = [];
+/**
+ * Lines that delete the tun and tap devices made (`created`) and give every
+ * link of `before` still present its old name, MTU, flags and addresses.
+ */
+export function planLinksRestore(
+  before: readonly Link[],
+  now: readonly Link[],
+  created: readonly string[] = [],
+): string[] {
+  const lines: string[] = planTuntapUndo(before, now, created);
   let links = now.map((l) => ({ ...l }));
   const moved = links.filter((l) => {
     const old = before.find((b) => b.index === l.index);

@@ -91,6 +91,19 @@ export function linkToWire(l: Link): Interface {
     noarp: l.flags.includes("NOARP"),
     up: l.flags.includes("UP"),
     attrs: (l.attrs ?? []).map(([name, value]) => ({ name, value })),
+    ...(l.tuntap
+      ? {
+          tuntap: {
+            mode: l.tuntap.mode,
+            multiQueue: l.tuntap.multiQueue,
+            pi: l.tuntap.pi,
+            vnetHdr: l.tuntap.vnetHdr,
+            persist: l.tuntap.persist,
+            ...(l.tuntap.user === undefined ? {} : { user: l.tuntap.user }),
+            ...(l.tuntap.group === undefined ? {} : { group: l.tuntap.group }),
+          },
+        }
+      : {}),
   });
 }
 

@@ -19,7 +19,7 @@ import { stepText } from "./recipe";
 export interface SeedResult {
   seed: number;
   nics: string[];
-  /** The pod has a NIC without a MAC (a tun): no guest NIC can match it, so it is never mirrored exactly. */
+  /** The pod has a NIC without a MAC (a tun): the agent makes its own, found by name. */
   withoutMac: boolean;
   syncExit: number | null;
   /** sync's first error line, when it failed. */

@@ -15,7 +15,7 @@ export interface Totals {
   /** diff said DIFFERENT while the complete comparison found nothing. */
   falseAlarms: number;
   syncFailures: number;
-  /** Pods with a NIC without MAC (never mirrored exactly: no guest NIC matches it). */
+  /** Pods with a NIC without MAC (a tun: the agent makes it, found by name). */
   withoutMac: number;
   lookupsAgree: number;
   lookups: number;
