@@ -1,21 +1,24 @@
 /**
  * The agent's hand-written readers and writers, by message type name, for
  * the messages whose size matters (a 10,000-route UpdateRoutes and its
- * answer) or whose count does (the answer to Check). The agent registers
- * them with its methods (src/agent/main.ts); each declines (undefined)
- * what it does not handle, and protobuf-es does it.
+ * answer, a whole state's Apply) or whose count does (the answer to
+ * Check). The agent registers them with its methods (src/agent/main.ts);
+ * each declines (undefined) what it does not handle, and protobuf-es does it.
  */
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";
 import { HealthCheckResponseSchema } from "../gen/health_pb";
+import { ApplyRequestSchema } from "../gen/network_pb";
 import { encodeHealthCheckResponse } from "./health-writer";
 import { decodeUpdateRoutesRequest } from "./routes-reader";
 import { encodeRoutes } from "./routes-writer";
+import { decodeApplyRequest } from "./state-reader";
 
 type FastDecoder = (payload: Uint8Array, limit: number) => unknown;
 type FastEncoder = (message: { $typeName: string }) => Uint8Array | undefined;
 
 export const FAST_DECODERS: ReadonlyMap<string, FastDecoder> = new Map([
   [UpdateRoutesRequestSchema.typeName, decodeUpdateRoutesRequest],
+  [ApplyRequestSchema.typeName, decodeApplyRequest],
 ]);
 export const FAST_ENCODERS: ReadonlyMap<string, FastEncoder> = new Map<string, FastEncoder>([
   [RoutesSchema.typeName, encodeRoutesOnce],

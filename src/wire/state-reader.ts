@@ -1,0 +1,224 @@
+/**
+ * netagent.v1.ApplyRequest read by hand where it is large: a whole state
+ * of 10,000 routes costs protobuf-es's reflective reader a create() and a
+ * field lookup per tag, per route. The routes of the common shape (numbers
+ * and ASCII strings, no paths or attributes) are built here; any other
+ * route and every other element (interfaces, rules, neighbours, sysctls,
+ * nexthop objects: a few each) is read by fromBinary of its own bytes, as
+ * fromBinary of the whole request reads it. Anything off the request's own
+ * shape (an unknown or repeated top-level field, a wire type other than
+ * the schema's, bytes fromBinary refuses) returns undefined, and the
+ * caller decodes the whole request with fromBinary, whose answer or error
+ * stands. Entries are counted first (countRepeated, the same bound and
+ * refusal as that path). Where this answers, the answer is fromBinary's:
+ * test/unit/state-reader.test.ts.
+ */
+import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
+import {
+  ApplyRequestSchema,
+  InterfaceSchema,
+  NeighborSchema,
+  NexthopSchema,
+  type Route,
+  RouteSchema,
+  RuleSchema,
+  StateSchema,
+  SysctlSchema,
+} from "../gen/network_pb";
+import { countRepeated } from "../ttrpc/count-repeated";
+
+/** Read position in the request being read. */
+let pos = 0;
+let buf: Uint8Array = new Uint8Array(0);
+/** The request's bytes as latin1 text, made at the first string: strings are slices of it. */
+let latin1 = "";
+/** The string last read per route field: a table names a few links and gateways thousands of times. */
+const last: (string | undefined)[] = [];
+
+const NOT_ASCII = /[\u0080-\u00ff]/;
+
+/** A varint of at most 32 bits (five bytes, nothing dropped), or -1. */
+function varint(end: number): number {
+  let result = 0;
+  for (let shift = 0; shift < 35; shift += 7) {
+    if (pos >= end) return -1;
+    const b = buf[pos++] as number;
+    if (shift === 28) return b > 0x0f ? -1 : (result | (b << 28)) >>> 0;
+    result |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) return result >>> 0;
+  }
+  return -1;
+}
+
+/** An ASCII string of `len` bytes at `pos` (route field `field`), or undefined. */
+function ascii(len: number, field: number): string | undefined {
+  const start = pos;
+  pos += len;
+  if (latin1 === "")
+    latin1 = Buffer.from(buf.buffer, buf.byteOffset, buf.length).toString("latin1");
+  const prev = last[field];
+  if (prev !== undefined && prev.length === len && latin1.startsWith(prev, start)) return prev;
+  const text = latin1.slice(start, pos);
+  if (NOT_ASCII.test(text)) return undefined;
+  if (field !== 3) last[field] = text;
+  return text;
+}
+
+/** Route fields read by hand: 1 for a varint, 2 for a string (0: left to fromBinary). */
+const ROUTE_WIRE = [0, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 2, 0, 0, 1, 1, 2];
+
+/** A route of the common shape, as fromBinary builds it (every field, declaration order); else undefined. */
+function plainRoute(end: number): Route | undefined {
+  const r: Route = {
+    $typeName: RouteSchema.typeName,
+    table: 0,
+    family: 0,
+    dest: "",
+    gateway: "",
+    device: "",
+    source: "",
+    metric: 0,
+    type: 0,
+    scope: 0,
+    onlink: false,
+    mtu: 0,
+    protocol: "",
+    attrs: [],
+    hops: [],
+    nhid: 0,
+    tos: 0,
+    from: "",
+  };
+  while (pos < end) {
+    const tag = varint(end);
+    const field = tag >>> 3;
+    const wire = tag < 0 ? 0 : (ROUTE_WIRE[field] ?? 0);
+    if (wire === 0 || (tag & 7) !== (wire === 1 ? 0 : 2)) return undefined;
+    const v = varint(end);
+    if (v < 0) return undefined;
+    if (wire === 2) {
+      if (pos + v > end) return undefined;
+      const s = ascii(v, field);
+      if (s === undefined) return undefined;
+      if (field === 3) r.dest = s;
+      else if (field === 4) r.gateway = s;
+      else if (field === 5) r.device = s;
+      else if (field === 6) r.source = s;
+      else if (field === 12) r.protocol = s;
+      else r.from = s;
+      continue;
+    }
+    if (field === 1) r.table = v;
+    else if (field === 2) r.family = v;
+    else if (field === 7) r.metric = v;
+    else if (field === 8)
+      r.type = v | 0; // an enum is read as int32
+    else if (field === 9) r.scope = v;
+    else if (field === 10) r.onlink = v !== 0;
+    else if (field === 11) r.mtu = v;
+    else if (field === 15) r.nhid = v;
+    else r.tos = v;
+  }
+  return pos === end ? r : undefined;
+}
+
+/** One element by fromBinary of its own bytes, or undefined when fromBinary refuses them. */
+function element<T>(schema: DescMessage, end: number): T | undefined {
+  try {
+    return fromBinary(schema, buf.subarray(pos, end)) as T;
+  } catch {
+    return undefined;
+  } finally {
+    pos = end;
+  }
+}
+
+const STATE_LISTS: readonly (DescMessage | undefined)[] = [
+  undefined,
+  InterfaceSchema,
+  RouteSchema,
+  RuleSchema,
+  NeighborSchema,
+  SysctlSchema,
+  NexthopSchema,
+];
+
+function state(end: number): unknown {
+  const lists: unknown[][] = [[], [], [], [], [], [], []];
+  while (pos < end) {
+    const tag = buf[pos++] as number;
+    const field = tag >> 3;
+    const schema = STATE_LISTS[field];
+    if ((tag & 0x80) !== 0 || (tag & 7) !== 2 || schema === undefined) return undefined;
+    const n = varint(end);
+    if (n < 0 || pos + n > end) return undefined;
+    const stop = pos + n;
+    let item: unknown;
+    if (field === 2) {
+      const start = pos;
+      item = plainRoute(stop);
+      if (item === undefined) {
+        pos = start;
+        item = element(RouteSchema, stop);
+      }
+    } else item = element(schema, stop);
+    if (item === undefined) return undefined;
+    pos = stop;
+    (lists[field] as unknown[]).push(item);
+  }
+  if (pos !== end) return undefined;
+  const [, interfaces, routes, rules, neighbors, sysctls, nexthops] = lists;
+  return {
+    $typeName: StateSchema.typeName,
+    interfaces,
+    routes,
+    rules,
+    neighbors,
+    sysctls,
+    nexthops,
+  };
+}
+
+/**
+ * An ApplyRequest with its desired state, as fromBinary would give it;
+ * undefined for anything else (the caller decodes with fromBinary). Throws
+ * countRepeated's RESOURCE_EXHAUSTED for more than `limit` entries of a field.
+ */
+export function decodeApplyRequest(bytes: Uint8Array, limit = Infinity): unknown {
+  if (bytes.length === 0) return undefined;
+  countRepeated(ApplyRequestSchema, bytes, limit);
+  pos = 0;
+  buf = bytes;
+  last.length = 0;
+  try {
+    const out: Record<string, unknown> = {
+      $typeName: ApplyRequestSchema.typeName,
+      dryRun: false,
+      exact: false,
+      bestEffort: false,
+    };
+    let desired: unknown;
+    while (pos < bytes.length) {
+      const tag = bytes[pos++] as number;
+      const field = tag >> 3;
+      if (field === 1 && tag === 0x0a && desired === undefined) {
+        const n = varint(bytes.length);
+        if (n < 0 || pos + n > bytes.length) return undefined;
+        desired = state(pos + n);
+        if (desired === undefined) return undefined;
+        continue;
+      }
+      if ((tag & 0x80) !== 0 || (tag & 7) !== 0 || field < 2 || field > 4) return undefined;
+      const v = varint(bytes.length);
+      if (v < 0) return undefined;
+      out[field === 2 ? "dryRun" : field === 3 ? "exact" : "bestEffort"] = v !== 0;
+    }
+    if (desired === undefined) return undefined;
+    out.desired = desired;
+    return out;
+  } finally {
+    last.length = 0; // no hold on the request's text
+    latin1 = "";
+    buf = new Uint8Array(0);
+  }
+}
