@@ -60,8 +60,9 @@ under "still different" and the mirror counts as incomplete.
 
 Exit codes: 0 synced (from a namespace: and the complete reads agree);
 1 a call failed (CODE: message printed; what was applied before it stays);
-2 usage or bad input (nothing sent); ${INCOMPLETE} synced through Apply, but the
-mirror is incomplete (what was left out, or still differs, is listed).
+2 usage or bad input (nothing sent); ${INCOMPLETE} synced, but the mirror is
+incomplete (what was left out, or still differs, is listed; on the Kata
+path: what the Kata services cannot carry, or a link it skipped).
 `;
 
 function requestsJson(r: SyncRequests) {
@@ -153,7 +154,7 @@ export const sync: Command = {
           iptables: rules,
         })}\n`,
       );
-      return rulesLost ? 1 : 0;
+      return rulesLost ? 1 : kataExit(missed, requests);
     }
     const lines = [`synced ${source.label} into ${ctx.addr}`];
     for (const i of report.interfaces) {
@@ -176,9 +177,14 @@ export const sync: Command = {
     }
     // One line each, whatever the guest's names and addresses hold.
     ctx.write(`${lines.map(escapeControls).join("\n")}\n`);
-    return rulesLost ? 1 : 0;
+    return rulesLost ? 1 : kataExit(missed, requests);
   },
 };
+
+/** The Kata path's mirror is incomplete too when it left a link out or cannot carry something. */
+function kataExit(missed: readonly string[], requests: SyncRequests): number {
+  return missed.length > 0 || requests.skipped.length > 0 ? INCOMPLETE : 0;
+}
 
 /** What sync prints after an Apply. */
 function applyReport(
