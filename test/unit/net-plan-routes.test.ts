@@ -379,6 +379,21 @@ function appliesInModel(table: readonly Route[], ops: readonly RouteOp[]): boole
  * (route-groups.ts: together, IPv4's in their order), which the old
  * planner did not know of, so its plans for such a table are no oracle.
  */
+/**
+ * Two tweaks can make one route twice. Both validators drop exact
+ * duplicates (validate-routes.ts, validate-state-routes.ts), so no planner
+ * is ever given them: the property gives none either (fast-check seed
+ * -470702951 found two of `fe80::/64 dev eth1 via 10.0.0.1`, planned
+ * differently by the two planners).
+ */
+function withoutExactDuplicates(routes: readonly Route[]): Route[] {
+  const seen = new Set<string>();
+  return routes.filter((r) => {
+    const id = JSON.stringify(r, Object.keys(r).sort());
+    return !seen.has(id) && seen.add(id) !== undefined;
+  });
+}
+
 function hasAppendGroup(routes: readonly Route[]): boolean {
   const seen = new Set<string>();
   for (const r of routes) {
@@ -454,7 +469,7 @@ describe("planRoutes against the planner it replaced (identity strings; oracle/p
       fc.property(arbScenario, fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 4 }), (s, t) => {
         if (s.current.length === 0) return;
         const changed = t.map(([i, f]) => tweak(s.current[i % s.current.length] as Route, f));
-        for (const desired of [changed, [...s.desired, ...changed]]) {
+        for (const desired of [changed, [...s.desired, ...changed]].map(withoutExactDuplicates)) {
           for (const options of [{ kernel: s.kernel }, { exact: true }, ROLLBACK]) {
             if (hasAppendGroup(desired)) continue;
             const want = planRoutesV1(s.current, desired, options);
