@@ -82,6 +82,7 @@ describe("issue 22: tun and tap devices are carried", () => {
     const s = await p.sync();
     expect(s.code, s.stdout + s.stderr).toBe(0);
     expect(s.stdout).not.toMatch(/not mirrored/);
+    expect(s.stdout).toMatch(/^ {2}interface tun0 \(tun\) mtu 1400: 10\.9\.0\.1\/24$/m);
     expect(await tuntaps(p.guest.ns)).toEqual(await tuntaps(p.pod));
     for (const dev of ["tun0", "tap.x"]) {
       expect(await linkView(p.guest.ns, dev)).toEqual(await linkView(p.pod, dev));

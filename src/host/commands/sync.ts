@@ -211,7 +211,9 @@ function applyReport(
   }
   for (const i of (r?.interfaces ?? []).filter((x) => o.macs.has(x.mac))) {
     const addrs = i.addresses.map((a) => `${a.address}/${a.prefix}`).join(" ");
-    lines.push(`  interface ${i.name} ${i.mac} mtu ${i.mtu}: ${addrs}`);
+    // A tun has no MAC: its mode stands in its place.
+    const id = i.mac || (i.tuntap ? `(${i.tuntap.mode})` : "(no MAC)");
+    lines.push(`  interface ${i.name} ${id} mtu ${i.mtu}: ${addrs}`);
   }
   const tables = new Set((r?.routes ?? []).map((x) => x.table));
   const writes = apply.plan.filter((l) => l.startsWith("sysctl ")).length;
