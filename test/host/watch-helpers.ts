@@ -31,6 +31,8 @@ export class Watcher {
     netns: string,
     extra: string[] = [],
     firstSyncMs = 30_000,
+    /** sync's per-call --timeout, in seconds. */
+    callTimeoutS = 10,
   ): Promise<Watcher> {
     const w = new Watcher(
       start(NETAGENTCTL, [
@@ -38,7 +40,7 @@ export class Watcher {
         addr,
         "--json",
         "--timeout",
-        "10",
+        String(callTimeoutS),
         "sync",
         "--watch",
         "--netns",
