@@ -108,6 +108,30 @@ export function linkToWire(l: Link): Interface {
 }
 
 export function routeToWire(r: Route): ProtoRoute {
+  // The common route (no paths, no attributes) as the literal create()
+  // builds (every field, declaration order): a state answers thousands.
+  if (r.hops === undefined && r.attrs === undefined) {
+    return {
+      $typeName: RouteSchema.typeName,
+      table: r.table ?? TABLE_MAIN,
+      family: r.family ?? 0,
+      dest: r.dst ?? "",
+      gateway: r.gateway ?? "",
+      device: r.dev ?? "",
+      source: r.prefsrc ?? "",
+      metric: r.metric ?? 0,
+      type: ROUTE_TYPES[r.type] ?? RouteType.UNICAST,
+      scope: r.scope ?? 0,
+      onlink: r.onlink ?? false,
+      mtu: r.mtu ?? 0,
+      protocol: r.protocol ?? "",
+      attrs: [],
+      hops: [],
+      nhid: r.nhid ?? 0,
+      tos: r.tos ?? 0,
+      from: r.from ?? "",
+    };
+  }
   return create(RouteSchema, {
     table: r.table ?? TABLE_MAIN,
     family: r.family,
