@@ -2,15 +2,18 @@
  * The whole pod network end to end in a real VM (x86_64, initramfs mode):
  * the issue-11 pod mirrored into the QEMU guest by `netagentctl sync` and
  * read back through the guest's debug console (test/vm/pod-mirror.ts; the
- * arm64 guest runs the same step in guest-arm64.test.ts). The transcript
- * goes to the log.
+ * arm64 guest runs the same step in guest-arm64.test.ts); then a tun
+ * device added to the pod, made in the guest by the next sync. The
+ * transcript goes to the log.
  */
+import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
-import { afterAll, beforeAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Vm } from "../../src/host/vm";
-import type { ChainPod } from "../host/state-helpers";
+import { NETAGENTCTL } from "../host/helpers";
+import { type ChainPod, tableText } from "../host/state-helpers";
 import { ensureGuestImage, snapshotGuestImage } from "./image";
-import { makePod, mirrorAndReadBack } from "./pod-mirror";
+import { guestLines, makePod, mirrorAndReadBack } from "./pod-mirror";
 
 const MAC = "52:54:00:0a:f8:11";
 const BOOT_TIMEOUT_MS = 300_000;
@@ -48,6 +51,36 @@ describe("the ptp + tuning + sbr pod mirrored into the QEMU guest", () => {
   it(
     "diff says DIFFERENT; sync Applies; the guest's own ip and /proc/sys read back the pod",
     () => mirrorAndReadBack(vm, pod, say),
+    STEP_MS,
+  );
+
+  it(
+    "a tun device in the pod: the image's kernel has tun (loaded at boot), sync makes it with its address and route",
+    async () => {
+      const p = pod.pod;
+      await p.ip("tuntap", "add", "dev", "tun0", "mode", "tun");
+      await p.ip("addr", "add", "10.9.0.1/24", "dev", "tun0");
+      await p.ip("link", "set", "tun0", "up");
+      await p.ip("route", "add", "10.99.0.0/16", "dev", "tun0", "table", "100");
+      const r = spawnSync(NETAGENTCTL, ["--addr", vm.agentAddress, "sync", "--netns", p.name], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      say("host# netagentctl sync --netns POD   (tun0 added)", r.stdout + r.stderr);
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      const [json] = await guestLines(vm, "ip -d -j link show tun0");
+      say("guest# ip -d -j link show tun0", json ?? "");
+      const [podTun] = await p.json<{ linkinfo?: unknown }[]>("link", "show", "tun0");
+      expect((JSON.parse(json ?? "[]") as { linkinfo?: unknown }[])[0]?.linkinfo).toEqual(
+        podTun?.linkinfo,
+      );
+      const t100 = await guestLines(vm, "ip route show table 100");
+      say("guest# ip route show table 100", t100.join("\n"));
+      expect(t100).toEqual(await tableText(p, "100"));
+      expect(await guestLines(vm, "ip -4 -o addr show dev tun0")).toEqual([
+        expect.stringMatching(/ inet 10\.9\.0\.1\/24 /),
+      ]);
+    },
     STEP_MS,
   );
 });
