@@ -7,11 +7,12 @@
  */
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";
 import { HealthCheckResponseSchema } from "../gen/health_pb";
-import { ApplyRequestSchema } from "../gen/network_pb";
+import { ApplyRequestSchema, ApplyResponseSchema, StateSchema } from "../gen/network_pb";
 import { encodeHealthCheckResponse } from "./health-writer";
 import { decodeUpdateRoutesRequest } from "./routes-reader";
 import { encodeRoutes } from "./routes-writer";
 import { decodeApplyRequest } from "./state-reader";
+import { encodeApplyResponse, encodeState } from "./state-writer";
 
 type FastDecoder = (payload: Uint8Array, limit: number) => unknown;
 type FastEncoder = (message: { $typeName: string }) => Uint8Array | undefined;
@@ -23,6 +24,8 @@ export const FAST_DECODERS: ReadonlyMap<string, FastDecoder> = new Map([
 export const FAST_ENCODERS: ReadonlyMap<string, FastEncoder> = new Map<string, FastEncoder>([
   [RoutesSchema.typeName, encodeRoutesOnce],
   [HealthCheckResponseSchema.typeName, encodeHealthCheckResponse],
+  [ApplyResponseSchema.typeName, encodeApplyResponse],
+  [StateSchema.typeName, encodeState],
 ]);
 
 /** The bytes of answers that cannot change (frozen), by answer. */

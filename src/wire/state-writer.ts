@@ -1,0 +1,238 @@
+/**
+ * netagent.v1.ApplyResponse written by hand where it is large: the state
+ * read back (10,000 routes) and the plan (10,000 lines). toBinary's bytes,
+ * fields in number order and zero values left out: the routes of the
+ * common shape (no paths or attributes, ASCII text, uint32 values) and
+ * the plan lines (ASCII) are written here; every other route and element
+ * is toBinary of its own, framed as toBinary frames it. Anything off the
+ * shape (unknown fields, non-ASCII plan text, a value toBinary would
+ * refuse in a route written here) returns undefined, and the caller uses
+ * toBinary, whose bytes or error stand. Where this answers, the bytes are
+ * toBinary's: test/unit/state-writer.test.ts. Get's answer, the State
+ * alone, is written the same way.
+ */
+import { type DescMessage, toBinary } from "@bufbuild/protobuf";
+import {
+  ApplyResponseSchema,
+  InterfaceSchema,
+  LeftOutSchema,
+  NeighborSchema,
+  NexthopSchema,
+  type Route,
+  RouteSchema,
+  RuleSchema,
+  StateSchema,
+  SysctlSchema,
+} from "../gen/network_pb";
+
+function varintSize(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
+}
+
+const isUint32 = (v: unknown): v is number =>
+  typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
+function isAscii(s: unknown): s is string {
+  if (typeof s !== "string") return false;
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** A field's bytes with its tag (`tagBytes` long); none for a zero value. */
+const stringSize = (s: string, tagBytes = 1) =>
+  s.length === 0 ? 0 : tagBytes + varintSize(s.length) + s.length;
+const numberSize = (v: number, tagBytes = 1) => (v === 0 ? 0 : tagBytes + varintSize(v));
+
+/** A common route's encoded size, or -1 when toBinary writes it (paths, attributes, an odd value). */
+function routeSize(r: Route): number {
+  if (r.$typeName !== RouteSchema.typeName || "$unknown" in r) return -1;
+  if (!Array.isArray(r.attrs) || r.attrs.length !== 0) return -1;
+  if (!Array.isArray(r.hops) || r.hops.length !== 0) return -1;
+  const { dest, gateway, device, source, protocol, from } = r;
+  if (!isAscii(dest) || !isAscii(gateway) || !isAscii(device) || !isAscii(source)) return -1;
+  if (!isAscii(protocol) || !isAscii(from) || typeof r.onlink !== "boolean") return -1;
+  const { table, family, metric, type, scope, mtu, nhid, tos } = r;
+  if (!isUint32(table) || !isUint32(family) || !isUint32(metric) || !isUint32(scope)) return -1;
+  if (!isUint32(mtu) || !isUint32(nhid) || !isUint32(tos)) return -1;
+  if (!isUint32(type) || type > 0x7fffffff) return -1;
+  return (
+    numberSize(table) +
+    numberSize(family) +
+    stringSize(dest) +
+    stringSize(gateway) +
+    stringSize(device) +
+    stringSize(source) +
+    numberSize(metric) +
+    numberSize(type) +
+    numberSize(scope) +
+    (r.onlink ? 2 : 0) +
+    numberSize(mtu) +
+    stringSize(protocol) +
+    numberSize(nhid) +
+    numberSize(tos, 2) +
+    stringSize(from, 2)
+  );
+}
+
+let out = new Uint8Array(0);
+let at = 0;
+
+function putVarint(v: number): void {
+  while (v >= 0x80) {
+    out[at++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[at++] = v;
+}
+
+/** `tag` is the field's tag bytes, low byte first (a two-byte tag for fields 16 and up). */
+function putString(tag: number, s: string): void {
+  if (s.length === 0) return;
+  putVarint(tag);
+  putVarint(s.length);
+  for (let i = 0; i < s.length; i++) out[at++] = s.charCodeAt(i);
+}
+
+function putNumber(tag: number, v: number): void {
+  if (v === 0) return;
+  putVarint(tag);
+  putVarint(v);
+}
+
+function putRoute(r: Route): void {
+  putNumber(0x08, r.table);
+  putNumber(0x10, r.family);
+  putString(0x1a, r.dest);
+  putString(0x22, r.gateway);
+  putString(0x2a, r.device);
+  putString(0x32, r.source);
+  putNumber(0x38, r.metric);
+  putNumber(0x40, r.type);
+  putNumber(0x48, r.scope);
+  if (r.onlink) putNumber(0x50, 1);
+  putNumber(0x58, r.mtu);
+  putString(0x62, r.protocol);
+  putNumber(0x78, r.nhid);
+  putNumber(0x80, r.tos); // field 16: tag 0x80 0x01
+  putString(0x8a, r.from); // field 17: tag 0x8a 0x01
+}
+
+/** One element of a list: its tag, and its bytes or (a common route) its size. */
+interface Piece {
+  tag: number;
+  bytes?: Uint8Array;
+  route?: Route;
+  size: number;
+}
+
+const STATE_LISTS: readonly [string, number, DescMessage][] = [
+  ["interfaces", 0x0a, InterfaceSchema],
+  ["routes", 0x12, RouteSchema],
+  ["rules", 0x1a, RuleSchema],
+  ["neighbors", 0x22, NeighborSchema],
+  ["sysctls", 0x2a, SysctlSchema],
+  ["nexthops", 0x32, NexthopSchema],
+];
+
+/** The pieces of a State, in field order; undefined when it is off the shape. */
+function statePieces(state: Record<string, unknown>): Piece[] | undefined {
+  if (state.$typeName !== StateSchema.typeName || "$unknown" in state) return undefined;
+  const pieces: Piece[] = [];
+  for (const [name, tag, schema] of STATE_LISTS) {
+    const list = state[name];
+    if (!Array.isArray(list)) return undefined;
+    for (const item of list) {
+      const size = name === "routes" ? routeSize(item as Route) : -1;
+      if (size >= 0) pieces.push({ tag, route: item as Route, size });
+      else {
+        const bytes = toBinary(schema, item);
+        pieces.push({ tag, bytes, size: bytes.length });
+      }
+    }
+  }
+  return pieces;
+}
+
+const framed = (p: Piece) => varintSize(p.tag) + varintSize(p.size) + p.size;
+
+/**
+ * ApplyResponse as toBinary writes it; undefined when it is off the common
+ * shape or toBinary refuses an element (then its refusal of the whole stands).
+ */
+export function encodeApplyResponse(message: { $typeName: string }): Uint8Array | undefined {
+  try {
+    return encode(message as Record<string, unknown>);
+  } catch {
+    return undefined;
+  } finally {
+    out = new Uint8Array(0); // no hold on the answer
+  }
+}
+
+/** A State (Get's answer) as toBinary writes it; undefined as encodeApplyResponse. */
+export function encodeState(message: { $typeName: string }): Uint8Array | undefined {
+  try {
+    const pieces = statePieces(message as Record<string, unknown>);
+    if (pieces === undefined) return undefined;
+    let total = 0;
+    for (const p of pieces) total += framed(p);
+    out = new Uint8Array(total);
+    at = 0;
+    putPieces(pieces);
+    return out;
+  } catch {
+    return undefined;
+  } finally {
+    out = new Uint8Array(0);
+  }
+}
+
+function putPieces(pieces: readonly Piece[]): void {
+  for (const p of pieces) {
+    putVarint(p.tag);
+    putVarint(p.size);
+    if (p.route) putRoute(p.route);
+    else {
+      out.set(p.bytes as Uint8Array, at);
+      at += p.size;
+    }
+  }
+}
+
+function encode(m: Record<string, unknown>): Uint8Array | undefined {
+  if (m.$typeName !== ApplyResponseSchema.typeName || "$unknown" in m) return undefined;
+  const { result, plan, leftOut } = m;
+  if (!Array.isArray(plan) || !Array.isArray(leftOut)) return undefined;
+  let pieces: Piece[] | undefined;
+  let stateSize = 0;
+  if (result !== undefined) {
+    pieces = statePieces(result as Record<string, unknown>);
+    if (pieces === undefined) return undefined;
+    for (const p of pieces) stateSize += framed(p);
+  }
+  let total = result === undefined ? 0 : 1 + varintSize(stateSize) + stateSize;
+  for (const line of plan) {
+    if (!isAscii(line)) return undefined;
+    total += 1 + varintSize(line.length) + line.length;
+  }
+  const lefts = leftOut.map((l) => toBinary(LeftOutSchema, l));
+  for (const b of lefts) total += 1 + varintSize(b.length) + b.length;
+  out = new Uint8Array(total);
+  at = 0;
+  if (pieces !== undefined) {
+    out[at++] = 0x0a;
+    putVarint(stateSize);
+    putPieces(pieces);
+  }
+  for (const line of plan) {
+    out[at++] = 0x12;
+    putVarint(line.length);
+    for (let i = 0; i < line.length; i++) out[at++] = line.charCodeAt(i);
+  }
+  for (const b of lefts) {
+    out[at++] = 0x1a;
+    putVarint(b.length);
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
+}
