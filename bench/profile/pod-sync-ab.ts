@@ -10,7 +10,8 @@
  *                                    [--a-env "K=V K2=V2"] [--b-env "..."]
  *
  * (--a-bin/--b-bin: another build than dist/netagent for that side, e.g. a
- * copy of the previous commit's.)
+ * copy of the previous commit's.) Besides the wall time, each side's agent
+ * CPU per sync (bench/lib/cpu-time.ts), steadier under load.
  */
 import { AgentService } from "../../src/gen/agent_pb";
 import { AgentClient } from "../../src/host/client";
@@ -18,6 +19,7 @@ import { syncAgent } from "../../src/host/drive-agent";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";
+import { threadsCpuNs } from "../lib/cpu-time";
 import { interleave } from "../lib/interleave";
 import { ptpSync } from "../lib/ptp-pod";
 import { median } from "../lib/stats";
@@ -49,26 +51,34 @@ try {
     const client = await AgentClient.connect(`unix://${agent.socket}`);
     cleanup.push(() => client.close());
     const times: number[] = [];
+    /** The agent's own CPU per sync (all its threads, not its ip children), in ms. */
+    const cpu: number[] = [];
+    const pid = agent.child.pid;
     const run = async () => {
       await ns.ip("neigh", "flush", "dev", iface.name, "nud", "permanent").catch(() => "");
       await ns.ip("route", "flush", "dev", iface.name).catch(() => "");
       await ns.ip("addr", "flush", "dev", iface.name).catch(() => "");
       const back = { hwAddr: iface.hwAddr, mtu: iface.mtu, name: "gst0" };
       await client.unary(AgentService.method.updateInterface, { interface: back });
+      const c0 = threadsCpuNs(pid);
       const t0 = performance.now();
       await syncAgent(client, req, { timeoutMs: 30_000 });
       times.push(performance.now() - t0);
+      cpu.push((threadsCpuNs(pid) - c0) / 1e6);
     };
-    return { run, times };
+    return { run, times, cpu };
   };
   const a = await guest(sides.a, bins.a, envs.a);
   const b = await guest(sides.b, bins.b, envs.b);
   await a.run();
   await b.run();
-  a.times.length = 0;
-  b.times.length = 0;
+  for (const g of [a, b]) {
+    g.times.length = 0;
+    g.cpu.length = 0;
+  }
   await interleave(pairs, a.run, b.run);
   const ratios = b.times.map((x, i) => x / (a.times[i] as number));
+  const cpuRatios = b.cpu.map((x, i) => x / (a.cpu[i] as number));
   const name = (flagsOf: string[], bin: string, env: string) =>
     `${env ? `${env} ` : ""}${bin || "dist/netagent"} ${flagsOf.join(" ") || "(defaults)"}`;
   console.log(
@@ -78,6 +88,9 @@ try {
     `B ${name(sides.b, bins.b, opt("--b-env", ""))}: median ${median(b.times).toFixed(2)} ms`,
   );
   console.log(`B/A median of per-pair ratios: ${median(ratios).toFixed(2)} (${pairs} pairs)`);
+  console.log(
+    `agent CPU per sync (its threads, schedstat): A ${median(a.cpu).toFixed(2)} ms, B ${median(b.cpu).toFixed(2)} ms, B/A median of per-pair ratios ${median(cpuRatios).toFixed(2)}`,
+  );
 } finally {
   for (const f of cleanup.reverse()) await f();
 }

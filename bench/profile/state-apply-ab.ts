@@ -3,7 +3,8 @@
  * agents side by side, each in its own guest netns with its own NIC, started
  * from different builds or flags: A and B interleaved (A B / B A), each guest
  * put back to the same starting state before every run (bench/rows/state-apply.ts),
- * each checked by independent reads after its first Apply.
+ * each checked by independent reads after its first Apply. Besides the wall
+ * time, each agent's CPU per Apply (bench/lib/cpu-time.ts), steadier under load.
  *
  *   bun bench/profile/state-apply-ab.ts [--pairs 31] [--a-bin PATH] [--b-bin PATH]
  *                                       [--a "FLAGS"] [--b "FLAGS"]
@@ -20,6 +21,7 @@ import { Netns } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";
 import { ChainPod, ptpTuningSbr } from "../../test/host/state-helpers";
 import { option } from "../lib/args";
+import { threadsCpuNs } from "../lib/cpu-time";
 import { interleave } from "../lib/interleave";
 import { median } from "../lib/stats";
 import { checkGuest, GUEST_IF, resetGuest } from "../rows/state-apply";
@@ -50,7 +52,7 @@ try {
     const client = await AgentClient.connect(`unix://${agent.socket}`);
     cleanup.push(async () => client.close());
     await resetGuest(ns);
-    return { ns, client, times: [] as number[] };
+    return { ns, client, pid: agent.child.pid, times: [] as number[], cpu: [] as number[] };
   };
   const a = await guest(sides.a);
   const b = await guest(sides.b);
@@ -63,22 +65,30 @@ try {
   );
   const run = (g: typeof a, what: string) => async (first: boolean) => {
     await resetGuest(g.ns);
+    const c0 = threadsCpuNs(g.pid);
     const t0 = performance.now();
     await g.client.unary(Network.method.apply, request, { timeoutMs: 30_000 });
     g.times.push(performance.now() - t0);
+    g.cpu.push((threadsCpuNs(g.pid) - c0) / 1e6);
     if (first) await checkGuest(g.ns, what);
   };
   await run(a, "A")(true);
   await run(b, "B")(true);
-  a.times.length = 0;
-  b.times.length = 0;
+  for (const g of [a, b]) {
+    g.times.length = 0;
+    g.cpu.length = 0;
+  }
   await interleave(pairs, run(a, "A"), run(b, "B"));
   const ratios = b.times.map((x, i) => x / (a.times[i] as number));
+  const cpuRatios = b.cpu.map((x, i) => x / (a.cpu[i] as number));
   const name = (s: { bin: string; args: string[] }) =>
     `${s.bin || "dist/netagent"} ${s.args.join(" ") || "(defaults)"}`;
   console.log(`A ${name(sides.a)}: median ${median(a.times).toFixed(2)} ms`);
   console.log(`B ${name(sides.b)}: median ${median(b.times).toFixed(2)} ms`);
   console.log(`B/A median of per-pair ratios: ${median(ratios).toFixed(2)} (${pairs} pairs)`);
+  console.log(
+    `agent CPU per Apply (its threads, schedstat): A ${median(a.cpu).toFixed(2)} ms, B ${median(b.cpu).toFixed(2)} ms, B/A median of per-pair ratios ${median(cpuRatios).toFixed(2)}`,
+  );
 } finally {
   for (const f of cleanup.reverse()) await f();
 }
