@@ -111,7 +111,7 @@ function sandboxInterfaces(
     if (typeof i.name !== "string" || i.name === "")
       throw bad(`${f}.name`, i.name, "is not a name");
     if (typeof i.sandbox !== "string" || i.sandbox === "") {
-      skipped.push({ name: i.name, why: "not in the sandbox (host side)" });
+      skipped.push({ name: i.name, why: "not in the sandbox (host side)", hostSide: true });
       return;
     }
     if (typeof i.mac !== "string" || !/^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$/.test(i.mac)) {

@@ -24,8 +24,11 @@ export interface SyncRequests {
   interfaces: Interface[];
   routes: ProtoRoute[];
   neighbors: ARPNeighbor[];
-  /** Links left out, with the reason (for the report). */
-  skipped: { name: string; why: string }[];
+  /**
+   * Links left out, with the reason (for the report); `hostSide`: a CNI
+   * result's host end, never the pod's to carry (no loss of the mirror).
+   */
+  skipped: { name: string; why: string; hostSide?: true }[];
 }
 
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;

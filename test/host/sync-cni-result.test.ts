@@ -5,7 +5,27 @@
  * link-scope host route to the gateway first.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { ctl, Guest, randomMac, tempDir, userRoutes, writeJson } from "./helpers";
+import { ctl, Guest, randomMac, tempDir, userRoutes, waitFor, writeJson } from "./helpers";
+
+/**
+ * The guest's eth0 once its kernel link-local is there and out of DAD: the
+ * diff leaves out the kernel's fe80::/64 by that address, and at load the
+ * route showed before the address did (1 of 3 runs at load 1).
+ */
+async function settled(guest: Guest): Promise<void> {
+  await waitFor(
+    async () => {
+      const [link] = await guest.ns.json<{ addr_info: { local: string; tentative?: boolean }[] }[]>(
+        "addr",
+        "show",
+        "eth0",
+      );
+      const info = link?.addr_info ?? [];
+      return info.some((a) => a.local.startsWith("fe80:")) && !info.some((a) => a.tentative);
+    },
+    { what: "eth0's link-local out of DAD", timeoutMs: 20_000 },
+  );
+}
 
 describe("sync --cni-result", () => {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -38,6 +58,7 @@ describe("sync --cni-result", () => {
     expect(sync.stdout).toContain(`interface eth0 ${mac} `);
     expect(sync.stdout).toContain("skipped veth1234: not in the sandbox (host side)");
 
+    await settled(guest);
     const diff = await ctl(["--addr", guest.addr, "diff", "--cni-result", file]);
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
     expect(diff.stdout).toContain("verdict: EQUAL (1 interface, 1 route)");
@@ -72,6 +93,7 @@ describe("sync --cni-result", () => {
     expect(sync.code, sync.stderr).toBe(0);
     expect(JSON.parse(sync.stdout).routesSent).toBe(4);
 
+    await settled(guest);
     const diff = await ctl(["--addr", guest.addr, "diff", "--cni-result", file]);
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
 

@@ -181,9 +181,13 @@ export const sync: Command = {
   },
 };
 
-/** The Kata path's mirror is incomplete too when it left a link out or cannot carry something. */
+/**
+ * The Kata path's mirror is incomplete too when it cannot carry something
+ * or left out a link of the pod (a CNI result's host end is not the pod's).
+ */
 function kataExit(missed: readonly string[], requests: SyncRequests): number {
-  return missed.length > 0 || requests.skipped.length > 0 ? INCOMPLETE : 0;
+  const lost = requests.skipped.some((s) => !s.hostSide);
+  return missed.length > 0 || lost ? INCOMPLETE : 0;
 }
 
 /** What sync prints after an Apply. */
