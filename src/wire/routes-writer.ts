@@ -8,27 +8,11 @@
  */
 import { RoutesSchema } from "../gen/agent_pb";
 import { RouteSchema } from "../gen/types_pb";
+import { isAscii, isUint32, numberSize, ProtoWriter, stringSize, varintSize } from "./proto-writer";
 import type { RouteMessage } from "./routes-reader";
 
 const ROUTES = RoutesSchema.typeName;
 const ROUTE = RouteSchema.typeName;
-
-/** Bytes of a varint. */
-function varintSize(v: number): number {
-  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
-}
-
-const isUint32 = (v: unknown): v is number =>
-  typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
-function isAscii(s: unknown): s is string {
-  if (typeof s !== "string") return false;
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
-  return true;
-}
-
-/** A field's bytes with its tag; none for a zero value (proto3 writes no default). */
-const stringSize = (s: string) => (s.length === 0 ? 0 : 1 + varintSize(s.length) + s.length);
-const numberSize = (v: number) => (v === 0 ? 0 : 1 + varintSize(v));
 
 /** A route's encoded size, or -1 when toBinary must have it (an odd value or an unknown field). */
 function routeSize(r: RouteMessage): number {
@@ -47,31 +31,6 @@ function routeSize(r: RouteMessage): number {
     numberSize(flags) +
     numberSize(mtu)
   );
-}
-
-/** Write position in `out`, the answer being written. */
-let out = new Uint8Array(0);
-let at = 0;
-
-function putVarint(v: number): void {
-  while (v >= 0x80) {
-    out[at++] = (v & 0x7f) | 0x80;
-    v >>>= 7;
-  }
-  out[at++] = v;
-}
-
-function putString(tag: number, s: string): void {
-  if (s.length === 0) return;
-  out[at++] = tag;
-  putVarint(s.length);
-  for (let i = 0; i < s.length; i++) out[at++] = s.charCodeAt(i);
-}
-
-function putNumber(tag: number, v: number): void {
-  if (v === 0) return;
-  out[at++] = tag;
-  putVarint(v);
 }
 
 /**
@@ -93,22 +52,19 @@ export function encodeRoutes(message: {
     sizes[i] = size;
     total += 1 + varintSize(size) + size;
   }
-  out = new Uint8Array(total);
-  at = 0;
+  const w = new ProtoWriter(total);
   for (let i = 0; i < routes.length; i++) {
     const r = routes[i] as RouteMessage;
-    out[at++] = 0x0a;
-    putVarint(sizes[i] as number);
-    putString(0x0a, r.dest);
-    putString(0x12, r.gateway);
-    putString(0x1a, r.device);
-    putString(0x22, r.source);
-    putNumber(0x28, r.scope);
-    putNumber(0x30, r.family);
-    putNumber(0x38, r.flags);
-    putNumber(0x40, r.mtu);
+    w.varint(0x0a);
+    w.varint(sizes[i] as number);
+    w.string(0x0a, r.dest);
+    w.string(0x12, r.gateway);
+    w.string(0x1a, r.device);
+    w.string(0x22, r.source);
+    w.number(0x28, r.scope);
+    w.number(0x30, r.family);
+    w.number(0x38, r.flags);
+    w.number(0x40, r.mtu);
   }
-  const done = out;
-  out = new Uint8Array(0); // no hold on the answer
-  return done;
+  return w.out;
 }

@@ -24,23 +24,7 @@ import {
   StateSchema,
   SysctlSchema,
 } from "../gen/network_pb";
-
-function varintSize(v: number): number {
-  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
-}
-
-const isUint32 = (v: unknown): v is number =>
-  typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
-function isAscii(s: unknown): s is string {
-  if (typeof s !== "string") return false;
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
-  return true;
-}
-
-/** A field's bytes with its tag (`tagBytes` long); none for a zero value. */
-const stringSize = (s: string, tagBytes = 1) =>
-  s.length === 0 ? 0 : tagBytes + varintSize(s.length) + s.length;
-const numberSize = (v: number, tagBytes = 1) => (v === 0 ? 0 : tagBytes + varintSize(v));
+import { isAscii, isUint32, numberSize, ProtoWriter, stringSize, varintSize } from "./proto-writer";
 
 /** A common route's encoded size, or -1 when toBinary writes it (paths, attributes, an odd value). */
 function routeSize(r: Route): number {
@@ -73,47 +57,22 @@ function routeSize(r: Route): number {
   );
 }
 
-let out = new Uint8Array(0);
-let at = 0;
-
-function putVarint(v: number): void {
-  while (v >= 0x80) {
-    out[at++] = (v & 0x7f) | 0x80;
-    v >>>= 7;
-  }
-  out[at++] = v;
-}
-
-/** `tag` is the field's tag bytes, low byte first (a two-byte tag for fields 16 and up). */
-function putString(tag: number, s: string): void {
-  if (s.length === 0) return;
-  putVarint(tag);
-  putVarint(s.length);
-  for (let i = 0; i < s.length; i++) out[at++] = s.charCodeAt(i);
-}
-
-function putNumber(tag: number, v: number): void {
-  if (v === 0) return;
-  putVarint(tag);
-  putVarint(v);
-}
-
-function putRoute(r: Route): void {
-  putNumber(0x08, r.table);
-  putNumber(0x10, r.family);
-  putString(0x1a, r.dest);
-  putString(0x22, r.gateway);
-  putString(0x2a, r.device);
-  putString(0x32, r.source);
-  putNumber(0x38, r.metric);
-  putNumber(0x40, r.type);
-  putNumber(0x48, r.scope);
-  if (r.onlink) putNumber(0x50, 1);
-  putNumber(0x58, r.mtu);
-  putString(0x62, r.protocol);
-  putNumber(0x78, r.nhid);
-  putNumber(0x80, r.tos); // field 16: tag 0x80 0x01
-  putString(0x8a, r.from); // field 17: tag 0x8a 0x01
+function putRoute(w: ProtoWriter, r: Route): void {
+  w.number(0x08, r.table);
+  w.number(0x10, r.family);
+  w.string(0x1a, r.dest);
+  w.string(0x22, r.gateway);
+  w.string(0x2a, r.device);
+  w.string(0x32, r.source);
+  w.number(0x38, r.metric);
+  w.number(0x40, r.type);
+  w.number(0x48, r.scope);
+  if (r.onlink) w.number(0x50, 1);
+  w.number(0x58, r.mtu);
+  w.string(0x62, r.protocol);
+  w.number(0x78, r.nhid);
+  w.number(0x80, r.tos); // field 16: tag 0x80 0x01
+  w.string(0x8a, r.from); // field 17: tag 0x8a 0x01
 }
 
 /** One element of a list: its tag, and its bytes or (a common route) its size. */
@@ -163,8 +122,6 @@ export function encodeApplyResponse(message: { $typeName: string }): Uint8Array 
     return encode(message as Record<string, unknown>);
   } catch {
     return undefined;
-  } finally {
-    out = new Uint8Array(0); // no hold on the answer
   }
 }
 
@@ -175,25 +132,21 @@ export function encodeState(message: { $typeName: string }): Uint8Array | undefi
     if (pieces === undefined) return undefined;
     let total = 0;
     for (const p of pieces) total += framed(p);
-    out = new Uint8Array(total);
-    at = 0;
-    putPieces(pieces);
-    return out;
+    const w = new ProtoWriter(total);
+    putPieces(w, pieces);
+    return w.out;
   } catch {
     return undefined;
-  } finally {
-    out = new Uint8Array(0);
   }
 }
 
-function putPieces(pieces: readonly Piece[]): void {
+function putPieces(w: ProtoWriter, pieces: readonly Piece[]): void {
   for (const p of pieces) {
-    putVarint(p.tag);
-    putVarint(p.size);
-    if (p.route) putRoute(p.route);
+    if (p.bytes) w.bytesField(p.tag, p.bytes);
     else {
-      out.set(p.bytes as Uint8Array, at);
-      at += p.size;
+      w.varint(p.tag);
+      w.varint(p.size);
+      putRoute(w, p.route as Route);
     }
   }
 }
@@ -216,23 +169,18 @@ function encode(m: Record<string, unknown>): Uint8Array | undefined {
   }
   const lefts = leftOut.map((l) => toBinary(LeftOutSchema, l));
   for (const b of lefts) total += 1 + varintSize(b.length) + b.length;
-  out = new Uint8Array(total);
-  at = 0;
+  const w = new ProtoWriter(total);
   if (pieces !== undefined) {
-    out[at++] = 0x0a;
-    putVarint(stateSize);
-    putPieces(pieces);
+    w.varint(0x0a);
+    w.varint(stateSize);
+    putPieces(w, pieces);
   }
   for (const line of plan) {
-    out[at++] = 0x12;
-    putVarint(line.length);
-    for (let i = 0; i < line.length; i++) out[at++] = line.charCodeAt(i);
+    // An empty line is still an element of the list: written, not left out.
+    w.varint(0x12);
+    w.varint(line.length);
+    w.ascii(line);
   }
-  for (const b of lefts) {
-    out[at++] = 0x1a;
-    putVarint(b.length);
-    out.set(b, at);
-    at += b.length;
-  }
-  return out;
+  for (const b of lefts) w.bytesField(0x1a, b);
+  return w.out;
 }
