@@ -41,7 +41,7 @@ describe("requestsFromCniResult", () => {
         },
       ],
       routes: [{ gateway: "10.248.246.145", device: "eth0" }],
-      skipped: [{ name: "vethdc9bc6a1", why: "not in the sandbox (host side)" }],
+      skipped: [{ name: "vethdc9bc6a1", why: "not in the sandbox (host side)", hostSide: true }],
       neighbors: [],
     });
   });
