@@ -217,6 +217,12 @@ describe("sync --watch follows a pod", () => {
   });
 
   it("a quiet pod costs no CPU and no sync", async () => {
+    // What one resync costs here and now (a pod change read, diffed and
+    // applied): the yardstick, measured under the same load as the window.
+    const start = cpuTicks(watch.child.pid);
+    await pod.pod.ip("route", "add", "100.64.77.0/24", "via", "10.248.247.1", "dev", "eth0");
+    await watch.next((x) => isResync(x));
+    const oneSync = cpuTicks(watch.child.pid) - start;
     // Let the last events (DAD, neighbour probes) and the runtime's garbage
     // collection after the busy steps settle, then measure.
     await new Promise((r) => setTimeout(r, 5000));
@@ -226,11 +232,14 @@ describe("sync --watch follows a pod", () => {
     const used = cpuTicks(watch.child.pid) - t0;
     expect(watch.events.slice(before).filter(isResync)).toEqual([]);
     // Ticks are 10 ms; ended children count (cutime). A bare idle Bun
-    // process uses 0-1 per 15 s here and the runtime's housekeeping a few
-    // more after busy steps; one full read of the pod (ip, iptables-save
-    // twice, sysctls) measured about 8 ticks here, so polling once a second
-    // would cost about 80. (The quiet-minute figure is in the bench.)
-    expect(used).toBeLessThanOrEqual(8);
+    // process uses 0-1 per 15 s and the runtime's housekeeping a few more
+    // after busy steps (8 quiet, 11 at load 4 in a CI run); one full read
+    // of the pod (ip, iptables-save twice, sysctls) about 8 quiet, so a
+    // poll once a second costs about 80 and more under load. The bound:
+    // under two resyncs' worth in 10 s (one measured 18 quiet: 36, against
+    // ~80 for a 1 s poll), and never under the quiet 8. (The quiet-minute
+    // figure is in the bench.)
+    expect(used, `one resync: ${oneSync} ticks`).toBeLessThanOrEqual(Math.max(8, 2 * oneSync));
   });
 
   it("SIGTERM while a sync (Kata calls) waits for a hot-plug: the sync finishes, then exit 0", async () => {
