@@ -54,6 +54,8 @@ export interface ApplyDeps {
   record(change: () => Change): void;
   /** Whether tun and tap devices can be made (default: {@link TUN_DEVICE} exists). */
   tunDevice?: () => boolean;
+  /** The guest's state, being read already (inside the write queue), for the first attempt. */
+  firstRead?: ReturnType<IpRunner["readFullState"]>;
 }
 
 export interface ApplyRun {
@@ -119,8 +121,11 @@ export async function applyState(
   };
 
   /** The state before, read for the desired state without `skip`, its links checked. */
+  let pending = deps.firstRead;
   const readBefore = async (): Promise<FullState> => {
-    const read = await ip.readFullState(opts);
+    const first = pending;
+    pending = undefined;
+    const read = await (first ?? ip.readFullState(opts));
     let want = withoutFields(desired, skip);
     let phase = planLinkPhase(read.links, want.links);
     if (checkTuntaps(phase)) {

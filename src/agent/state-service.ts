@@ -6,7 +6,7 @@
  */
 
 import { create } from "@bufbuild/protobuf";
-import { LeftOutSchema, type Network } from "../gen/network_pb";
+import { type ApplyRequest, LeftOutSchema, type Network } from "../gen/network_pb";
 import type { Sysctl } from "../net/full-state";
 import type { IpRunner } from "../net/ip-runner";
 import type { ApplyPlan } from "../net/plan-apply";
@@ -26,6 +26,12 @@ export interface StateServiceOptions {
   /** The write queue shared with grpc.AgentService: one writer at a time. */
   queue: SerialQueue;
 }
+
+/** Desired routes from which validation runs beside the first read (see apply). */
+const VALIDATE_WHILE_READING = 1000;
+
+const isLarge = (request: ApplyRequest) =>
+  (request.desired?.routes.length ?? 0) >= VALIDATE_WHILE_READING;
 
 /** The plan as Apply answers it: batch lines (`ip -6` ones marked, in their place), then sysctl writes. */
 export function planText(plan: ApplyPlan): string[] {
@@ -49,15 +55,32 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
     },
 
     async apply(request, ctx) {
-      const desired = validateApply(request);
       const run = {
         exact: request.exact,
         dryRun: request.dryRun,
         bestEffort: request.bestEffort,
         signal: ctx.signal,
       };
+      // A large state is validated while ip reads the guest (ip works in a
+      // process of its own, so the two overlap), as UpdateRoutes does; a
+      // small one is refused before any read.
+      const early = isLarge(request) ? undefined : validateApply(request);
       return queue.run(async () => {
-        const deps = { ip, sysctl, log, record: queue.record.bind(queue) };
+        let desired = early;
+        let firstRead: ReturnType<IpRunner["readFullState"]> | undefined;
+        if (desired === undefined) {
+          const stop = new AbortController();
+          firstRead = ip.readFullState({ signal: AbortSignal.any([ctx.signal, stop.signal]) });
+          try {
+            desired = validateApply(request);
+          } catch (err) {
+            // Nothing was changed: the read is stopped, and the refusal goes out.
+            stop.abort(err);
+            firstRead.catch(() => {});
+            throw err;
+          }
+        }
+        const deps = { ip, sysctl, log, record: queue.record.bind(queue), firstRead };
         const { state, plan, leftOut } = await applyState(deps, desired, run);
         const sysctls = [...state.sysctls].map(([key, value]) => ({ key, value }));
         return {

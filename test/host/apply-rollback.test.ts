@@ -233,11 +233,69 @@ describe("Apply: all or nothing", () => {
         /desired\.routes\[\d+\]\.type: 10/,
       ],
     ];
+    // 1,200 routes: a state this large is validated while the agent reads
+    // the guest (state-service.ts); its refusal is the same, the read stopped.
+    const many = (s: State) => {
+      for (let i = 0; i < 1200; i++) {
+        s.routes.push(
+          create(RouteSchema, {
+            family: 4,
+            dest: `172.20.${i >> 8}.${i & 255}/32`,
+            device: "eth0",
+            table: 300,
+            scope: 253,
+          }),
+        );
+      }
+    };
+    cases.push(
+      [
+        (s) => {
+          many(s);
+          s.routes.push({ ...(s.routes[0] as State["routes"][number]), dest: "10.0.0.0/33" });
+        },
+        /desired\.routes\[\d+\]\.dest: "10\.0\.0\.0\/33"/,
+      ],
+      [
+        (s) => {
+          many(s);
+          s.sysctls.push(sysctlOf("kernel.hostname", "x"));
+        },
+        /desired\.sysctls\[3\]\.key: "kernel\.hostname" is not a network-namespaced sysctl/,
+      ],
+    );
     for (const [mutate, message] of cases) {
       const err = await applyFails(changed(mutate));
       expect(err.code, err.message).toBe(Code.INVALID_ARGUMENT);
       expect(err.message).toMatch(message);
     }
+    expect(await everything()).toEqual(before);
+  });
+
+  it("a large state (validated while the guest is read) is applied whole, then the synced one again", async () => {
+    const before = await everything();
+    const desired = create(StateSchema, structuredClone(synced));
+    const dests = Array.from({ length: 1200 }, (_, i) => `172.21.${i >> 8}.${i & 255}`);
+    for (const d of dests) {
+      desired.routes.push(
+        create(RouteSchema, { family: 4, dest: `${d}/32`, device: "eth0", table: 300, scope: 253 }),
+      );
+    }
+    await client.unary(Network.method.apply, { desired, exact: true }, { timeoutMs: 60_000 });
+    const t300 = await guest.ns.json<{ dst: string; dev: string }[]>(
+      "route",
+      "show",
+      "table",
+      "300",
+    );
+    expect(t300.map((r) => `${r.dst} ${r.dev}`).sort()).toEqual(
+      dests.map((d) => `${d} eth0`).sort(),
+    );
+    await client.unary(
+      Network.method.apply,
+      { desired: synced, exact: true },
+      { timeoutMs: 60_000 },
+    );
     expect(await everything()).toEqual(before);
   });
 });
