@@ -24,6 +24,7 @@ import { writeFileSync } from "node:fs";
 import { KINDS } from "../test/support/crash-kinds";
 import {
   calibrate,
+  countRecovery,
   type KillMode,
   type KillOutcome,
   killOnce,
@@ -91,7 +92,7 @@ async function runKind(
     }
     done++;
     t[o.verdict]++;
-    if (o.recovery.some((m) => m.startsWith("restored the state"))) t.restored++;
+    countRecovery(t, o);
     if (o.reread) {
       t.rereads = (t.rereads ?? 0) + 1;
       rereads.push(o);

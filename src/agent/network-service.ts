@@ -8,7 +8,7 @@ import { type AgentService, InterfacesSchema, RoutesSchema } from "../gen/agent_
 import type { IpRunner } from "../net/ip-runner";
 import { impliedKernelRoutes } from "../net/kernel-routes";
 import type { Link } from "../net/model";
-import { planNeighborRestore, renderNeighborReplace } from "../net/plan-neighbors";
+import { renderNeighborReplace } from "../net/plan-neighbors";
 import { planRoutes } from "../net/plan-routes";
 import { ipv6Disabled } from "../net/sysctl";
 import { Code, TtrpcError } from "../ttrpc/codes";
@@ -19,7 +19,7 @@ import { applyRoutePlan } from "./apply-routes";
 import { neighboursChange, routesChange } from "./change-record";
 import { HOTPLUG_MAX_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
-import { noteRollback } from "./rollbacks";
+import { restoreNeighbours } from "./restore-neighbours";
 import { NoChangeMemo } from "./routes-memo";
 import { SerialQueue } from "./serial-queue";
 import { validateInterface, validateNeighbors } from "./validate";
@@ -48,18 +48,6 @@ export function createNetworkService(
   const pollMs = options.pollMs ?? 50;
   const queue = options.queue ?? new SerialQueue();
   const memo = new NoChangeMemo();
-
-  /** Best effort: the error is logged, the caller reports the original failure. */
-  async function restore(what: string, lines: string[]): Promise<void> {
-    try {
-      await ip.batch(lines, { force: true });
-      log.info("restored state after a failed change", { what, operations: lines.length });
-      noteRollback("neighbours", true);
-    } catch (err) {
-      log.error("restore incomplete", { what, error: (err as Error).message });
-      noteRollback("neighbours", false);
-    }
-  }
 
   /** When to stop waiting for a hot-plugged link: shortly before the deadline, within the cap. */
   function hotplugGiveUp(ctx: CallContext): number {
@@ -211,7 +199,13 @@ export function createNetworkService(
         try {
           await ip.batch(lines, { signal: ctx.signal });
         } catch (err) {
-          await restore("neighbours", planNeighborRestore(state.neighbors, specs));
+          const problem = await restoreNeighbours(ip, log, state.neighbors, specs);
+          if (problem === undefined) {
+            log.info("restored state after a failed change", {
+              what: "neighbours",
+              entries: specs.length,
+            });
+          } else log.error("restore incomplete", { what: "neighbours", error: problem });
           throw err;
         }
         return {};

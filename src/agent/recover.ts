@@ -14,7 +14,6 @@
  */
 import type { IpRunner } from "../net/ip-runner";
 import type { IptablesRunner } from "../net/iptables-runner";
-import { planNeighborRestore } from "../net/plan-neighbors";
 import type { SysctlFs } from "../net/sysctl-fs";
 import { restoreLink } from "./apply-link";
 import { restoreRoutes, restoreTouchedRoutes } from "./apply-routes";
@@ -24,6 +23,7 @@ import type { Journal } from "./journal";
 import { MAX_RESTORE_ATTEMPTS, ORPHAN_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
 import { awaitOrphans } from "./orphans";
+import { restoreNeighbours } from "./restore-neighbours";
 import { noteRollback } from "./rollbacks";
 
 export interface RecoverOptions {
@@ -117,14 +117,7 @@ async function restore(o: RecoverOptions, record: ChangeRecord): Promise<string 
       return restoreLink(ip, log, { links: c.links }, link, holder);
     }
     case "neighbours":
-      try {
-        await ip.batch(planNeighborRestore(c.before, c.touched.map(asEntry)), { force: true });
-        noteRollback("neighbours", true);
-        return undefined;
-      } catch (err) {
-        noteRollback("neighbours", false);
-        return (err as Error).message;
-      }
+      return restoreNeighbours(ip, log, c.before, c.touched);
     case "iptables":
       try {
         await o.iptables.restore(c.family, Buffer.from(c.snapshot, "latin1"), { counters: true });
@@ -139,11 +132,6 @@ async function restore(o: RecoverOptions, record: ChangeRecord): Promise<string 
       return complete ? undefined : "see the restore's own log lines";
     }
   }
-}
-
-/** planNeighborRestore reads the IP and device of what was applied. */
-function asEntry(t: { ip: string; dev: string }) {
-  return { ...t, lladdr: "", nud: "", router: false, externLearned: false };
 }
 
 /** The size of what was restored, for the log. */

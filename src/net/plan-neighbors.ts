@@ -2,6 +2,7 @@
  * Neighbour lines: `neigh replace` (replace semantics, so re-sending an
  * entry is not an error) and the lines that undo them.
  */
+import { parseIp } from "./address";
 import type { Neighbor } from "./model";
 import { batchLine } from "./render-batch";
 import { type Attr, attrsText, attrWords } from "./vocabulary/attrs";
@@ -68,29 +69,64 @@ export function renderNeighborReplace(n: NeighborEntry): string {
   return batchLine(t);
 }
 
+/** An entry's identity with its address in one spelling, whoever wrote it (ip or a request). */
+function entryKey(n: { ip: string; dev: string }): string {
+  const p = parseIp(n.ip);
+  return `${typeof p === "string" ? n.ip : p.text} ${n.dev}`;
+}
+
+/** What a restore puts back for an entry `before` had, or undefined: the entry is deleted. */
+function restorable(old: Neighbor | undefined): NeighborEntry | undefined {
+  const state = old?.state[0]?.toLowerCase();
+  if (!old?.lladdr || !state || state === "failed" || state === "incomplete") return undefined;
+  return {
+    ip: old.ip,
+    dev: old.dev,
+    lladdr: old.lladdr,
+    nud: state,
+    router: old.router,
+    externLearned: false,
+  };
+}
+
 /** Lines that put the entries `applied` touched back as `before` had them. */
 export function planNeighborRestore(
   before: readonly Neighbor[],
-  applied: readonly NeighborEntry[],
+  applied: readonly { ip: string; dev: string }[],
 ): string[] {
-  const lines: string[] = [];
-  for (const n of applied) {
-    const old = before.find((b) => b.ip === n.ip && b.dev === n.dev);
-    const state = old?.state[0]?.toLowerCase();
-    if (old?.lladdr && state && state !== "failed" && state !== "incomplete") {
-      lines.push(
-        renderNeighborReplace({
-          ip: old.ip,
-          dev: old.dev,
-          lladdr: old.lladdr,
-          nud: state,
-          router: old.router,
-          externLearned: false,
-        }),
-      );
-    } else {
-      lines.push(batchLine(["neigh", "del", n.ip, "dev", n.dev]));
-    }
+  const old = new Map(before.map((b) => [entryKey(b), b]));
+  return applied.map((n) => {
+    const entry = restorable(old.get(entryKey(n)));
+    return entry ? renderNeighborReplace(entry) : batchLine(["neigh", "del", n.ip, "dev", n.dev]);
+  });
+}
+
+/**
+ * The touched entries that are not as `before` had them in `now` (a read
+ * after the restore), by "IP dev". A restore runs with -force and a delete
+ * of an entry a cut-short change never added fails: its exit status cannot
+ * say whether the entries are back, this read can.
+ */
+export function neighboursNotRestored(
+  before: readonly Neighbor[],
+  touched: readonly { ip: string; dev: string }[],
+  now: readonly Neighbor[],
+): string[] {
+  const old = new Map(before.map((b) => [entryKey(b), b]));
+  const current = new Map(now.map((n) => [entryKey(n), n]));
+  const wrong: string[] = [];
+  for (const t of touched) {
+    const k = entryKey(t);
+    const want = restorable(old.get(k));
+    const have = current.get(k);
+    const haveState = have?.state[0]?.toLowerCase();
+    const ok = want
+      ? have !== undefined &&
+        have.lladdr.toLowerCase() === want.lladdr.toLowerCase() &&
+        haveState === want.nud &&
+        have.router === want.router
+      : have === undefined || haveState === "failed" || haveState === "incomplete";
+    if (!ok) wrong.push(k);
   }
-  return lines;
+  return wrong;
 }

@@ -189,6 +189,64 @@ describe("a change record found at start", () => {
     expect(String(logLines(a, /set aside, not applied/)[0]?.reason)).toMatch(reason);
   });
 
+  it("an AddARPNeighbors cut short before some new entries were added: what it did is undone, and the log says restored, not incomplete", async () => {
+    const old = "02:00:00:00:0f:01";
+    // Before: .10 permanent. The change (replace .10, add .11 and .12) was
+    // cut short after its first two lines: .12 was never added.
+    await ns.ip(
+      "neigh",
+      "add",
+      "10.0.9.10",
+      "lladdr",
+      "02:00:00:00:0f:09",
+      "dev",
+      "eth0",
+      "nud",
+      "permanent",
+    );
+    await ns.ip(
+      "neigh",
+      "add",
+      "10.0.9.11",
+      "lladdr",
+      "02:00:00:00:0f:0b",
+      "dev",
+      "eth0",
+      "nud",
+      "permanent",
+    );
+    const before = {
+      family: 4 as const,
+      ip: "10.0.9.10",
+      dev: "eth0",
+      lladdr: old,
+      state: ["PERMANENT"],
+      router: false,
+    };
+    const touched = ["10.0.9.10", "10.0.9.11", "10.0.9.12"].map((ip) => ({ ip, dev: "eth0" }));
+    writeFileSync(
+      recordPath(),
+      encodeRecord(record({ change: { kind: "neighbours", touched, before: [before] } })),
+      { mode: 0o600 },
+    );
+    const a = await start();
+    const rows = await ns.json<{ dst: string; lladdr?: string; state?: string[] }[]>(
+      "neigh",
+      "show",
+      "dev",
+      "eth0",
+    );
+    expect(
+      rows.filter((r) => r.dst.startsWith("10.0.9.")).map((r) => `${r.dst} ${r.lladdr} ${r.state}`),
+    ).toEqual([`10.0.9.10 ${old} PERMANENT`]);
+    expect(logLines(a, /incomplete/)).toEqual([]);
+    expect(logLines(a, /^restored the state from before/)[0]).toMatchObject({
+      change: "neighbours",
+    });
+    expect(existsSync(recordPath())).toBe(false);
+    expect(existsSync(rejectedPath())).toBe(false);
+  });
+
   it("one of another boot: set aside, nothing changed", async () => {
     writeFileSync(
       recordPath(),

@@ -199,6 +199,8 @@ export interface Tally {
   late: number;
   /** Interrupted changes whose restart found a record and restored from it. */
   restored: number;
+  /** Of those, restores the restarted agent itself called incomplete. */
+  incomplete?: number;
   /** Reads that were neither state and not the same when read again (KillOutcome.reread). */
   rereads?: number;
 }
@@ -225,7 +227,7 @@ export async function killRun(
       continue;
     }
     tally[o.verdict]++;
-    if (o.recovery.some((m) => m.startsWith("restored the state"))) tally.restored++;
+    countRecovery(tally, o);
     if (o.reread) {
       tally.rereads = (tally.rereads ?? 0) + 1;
       console.log(
@@ -237,16 +239,24 @@ export async function killRun(
   return { tally, mixed };
 }
 
+/** Counts a restart's restore from a record: complete, or incomplete by its own account. */
+export function countRecovery(tally: Tally, o: KillOutcome): void {
+  if (o.recovery.some((m) => m.startsWith("restored the state"))) tally.restored++;
+  if (o.recovery.some((m) => m.startsWith("restore after the last agent's death incomplete"))) {
+    tally.incomplete = (tally.incomplete ?? 0) + 1;
+  }
+}
+
 /** The issue's table: change, killed, exactly old, exactly new, mixed. */
 export function renderTally(tallies: readonly Tally[], what: (kind: string) => string): string {
   const rows = [
-    "| change | killed | exactly old | exactly new | mixed | (restored from a record) | (kills after the answer) | (reads redone) |",
-    "|---|---|---|---|---|---|---|---|",
+    "| change | killed | exactly old | exactly new | mixed | (restored from a record) | (restores called incomplete) | (kills after the answer) | (reads redone) |",
+    "|---|---|---|---|---|---|---|---|---|",
   ];
   for (const t of tallies) {
     const killed = t.mode === "agent" ? "the agent only" : "the agent and its `ip` children";
     rows.push(
-      `| ${what(t.kind)} | ${killed} | ${t.old} | ${t.new} | ${t.mixed} | ${t.restored} | ${t.late} | ${t.rereads ?? 0} |`,
+      `| ${what(t.kind)} | ${killed} | ${t.old} | ${t.new} | ${t.mixed} | ${t.restored} | ${t.incomplete ?? 0} | ${t.late} | ${t.rereads ?? 0} |`,
     );
   }
   return rows.join("\n");

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Neighbor } from "../../src/net/model";
 import {
   type NeighborEntry,
+  neighboursNotRestored,
   planNeighborRestore,
   renderNeighborReplace,
 } from "../../src/net/plan-neighbors";
@@ -79,5 +80,49 @@ describe("planNeighborRestore", () => {
       "neigh del 10.0.0.3 dev eth0",
       "neigh del 10.0.0.4 dev eth0",
     ]);
+  });
+});
+
+describe("neighboursNotRestored", () => {
+  const before = [seen({ ip: "fd00::1", family: 6, state: ["PERMANENT"], router: true })];
+  const touched = [
+    { ip: "fd00::1", dev: "eth0" },
+    { ip: "10.0.0.7", dev: "eth0" },
+  ];
+
+  it("none when the old entry is back and the new one is gone, whatever the address's spelling", () => {
+    const now = [
+      seen({
+        ip: "FD00:0::0001",
+        family: 6,
+        state: ["PERMANENT"],
+        router: true,
+        lladdr: "02:00:00:00:00:09".toUpperCase(),
+      }),
+    ];
+    expect(neighboursNotRestored(before, touched, now)).toEqual([]);
+  });
+
+  it("a new entry still there, or one the kernel only left failed", () => {
+    const old = seen({ ip: "fd00::1", family: 6, state: ["PERMANENT"], router: true });
+    expect(
+      neighboursNotRestored(before, touched, [old, seen({ ip: "10.0.0.7", state: ["PERMANENT"] })]),
+    ).toEqual(["10.0.0.7 eth0"]);
+    expect(
+      neighboursNotRestored(before, touched, [
+        old,
+        seen({ ip: "10.0.0.7", state: ["FAILED"], lladdr: "" }),
+      ]),
+    ).toEqual([]);
+  });
+
+  it("an old entry missing, with another MAC, state or router flag", () => {
+    const base = { ip: "fd00::1", family: 6 as const, state: ["PERMANENT"], router: true };
+    expect(neighboursNotRestored(before, touched, [])).toEqual(["fd00::1 eth0"]);
+    for (const over of [{ lladdr: "02:00:00:00:00:0a" }, { state: ["STALE"] }, { router: false }]) {
+      expect(neighboursNotRestored(before, touched, [seen({ ...base, ...over })])).toEqual([
+        "fd00::1 eth0",
+      ]);
+    }
   });
 });
