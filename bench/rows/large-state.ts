@@ -30,7 +30,7 @@ const TABLES = [254, 100, 200, 300];
 const ROUTES = 10_000;
 
 /** The state to Apply first (not exact: the kernel's own routes and rules stay, and Get lists them). */
-function wanted(macs: readonly string[]) {
+export function wanted(macs: readonly string[]) {
   const nexthops = [
     ...Array.from({ length: 20 }, (_, i) => ({
       id: i + 1,

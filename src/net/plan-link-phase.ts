@@ -175,9 +175,12 @@ export function predictRoutes(
   phase: LinkPhase,
 ): Route[] {
   const nameByIndex = new Map(phase.predicted.map((l) => [l.index, l.name]));
+  // The first link of each name, as a find over `before` would give.
+  const indexByName = new Map<string, number>();
+  for (const l of before) if (!indexByName.has(l.name)) indexByName.set(l.name, l.index);
   const renamed = (dev: string) => {
-    const old = before.find((l) => l.name === dev);
-    return old ? (nameByIndex.get(old.index) ?? dev) : dev;
+    const old = indexByName.get(dev);
+    return old === undefined ? dev : (nameByIndex.get(old) ?? dev);
   };
   const impliedBefore = new Set(impliedKernelRoutes(before).map(slot));
   const impliedAfterList = impliedKernelRoutes(phase.predicted);
@@ -187,7 +190,10 @@ export function predictRoutes(
     if (phase.downed.has(r.dev)) continue;
     if (r.family === 6 && phase.ipv6Off.has(r.dev)) continue;
     const main = (r.table ?? TABLE_MAIN) === TABLE_MAIN;
-    const moved = { ...r, dev: renamed(r.dev) };
+    const dev = renamed(r.dev);
+    // A route on a link that keeps its name is itself (a read's routes are
+    // distinct objects, and nothing here changes one).
+    const moved = dev === r.dev ? r : { ...r, dev };
     if (
       main &&
       r.protocol === "kernel" &&
@@ -197,7 +203,11 @@ export function predictRoutes(
       continue;
     out.push(moved);
   }
-  const present = new Set(out.filter((r) => (r.table ?? TABLE_MAIN) === TABLE_MAIN).map(slot));
+  // Slots of main routes, of the destinations an implied route has only.
+  const impliedDsts = new Set(impliedAfterList.map((k) => k.dst));
+  const present = new Set<string>();
+  for (const r of out)
+    if ((r.table ?? TABLE_MAIN) === TABLE_MAIN && impliedDsts.has(r.dst)) present.add(slot(r));
   const downedNow = new Set([...phase.downed].map((n) => renamed(n)));
   for (const k of impliedAfterList) {
     if (present.has(slot(k))) continue;

@@ -28,8 +28,9 @@
  */
 import { hasGateway, type Route } from "./model";
 import { deleteConflicts, hitByDeletes } from "./route-deletes";
-import { type KeyGroup, keyGroups, needsRebuild } from "./route-groups";
+import { countDsts, type KeyGroup, keyGroups, needsRebuild } from "./route-groups";
 import { IdentityIndex, KeyMap } from "./route-index";
+import { supersedeCheck } from "./route-supersede";
 import { isManagedLink } from "./vocabulary/links";
 
 export type RouteOp =
@@ -72,35 +73,7 @@ export function isManaged(r: Route, keepLinkless = false): boolean {
   return isManagedLink(r.dev) && !(keepLinkless && r.dev === "");
 }
 
-const dstDev = (r: Route) => `${r.family} ${r.dst} ${r.dev}`;
-
-const BESIDE_PREFIX_ROUTES = new Set(["local", "broadcast", "anycast", "multicast"]);
-
-/**
- * Whether a desired route has the destination and link of route `k`. Asked
- * of kernel routes, a handful (the `candidates`): the desired routes are
- * sifted by destination against those first (their `dst` strings are
- * hashed already), so 10,000 desired routes build no key each. Any other
- * route is answered by a scan.
- */
-function supersedeCheck(
-  desired: readonly Route[],
-  candidates: readonly Route[],
-): (k: Route) => boolean {
-  const dsts = new Set<string>();
-  for (const c of candidates) if (c.protocol === "kernel") dsts.add(c.dst);
-  const desiredDstDev = new Set<string>();
-  // An IPv4 local, broadcast, anycast or multicast route sits beside a prefix
-  // route of its key (another alias); IPv6 holds one route per key and link.
-  const unicast = (r: Route) => r.family === 6 || !BESIDE_PREFIX_ROUTES.has(r.type);
-  for (const r of desired) if (dsts.has(r.dst) && unicast(r)) desiredDstDev.add(dstDev(r));
-  return (k) =>
-    dsts.has(k.dst)
-      ? desiredDstDev.has(dstDev(k))
-      : desired.some(
-          (r) => unicast(r) && r.family === k.family && r.dst === k.dst && r.dev === k.dev,
-        );
-}
+const NONE: readonly Route[] = [];
 
 export function planRoutes(
   current: readonly Route[],
@@ -130,10 +103,15 @@ function planOnce(
   const keepLinkless = options.keepLinkless === true;
   const restore = exact && options.deletesFirst === true;
   const owned = (r: Route) => isManaged(r, keepLinkless);
-  const managed = current.filter(owned);
-  const supersedes = supersedeCheck(desired, [...(options.kernel ?? []), ...managed]);
+  // Most calls own every route: no copy then.
+  const managed = current.every(owned) ? current : current.filter(owned);
+  const supersedes = supersedeCheck(desired, [options.kernel ?? NONE, managed]);
   const kernel = exact ? [] : (options.kernel ?? []).filter((k) => owned(k) && !supersedes(k));
   const target = [...kernel, ...desired];
+  // How many target routes have each destination: a route alone with its
+  // destination, and with no current route of its key, needs no account of
+  // held keys (no other route of the plan can share its key).
+  const dstCount = countDsts(target);
 
   // Identities are compared field by field among routes of the same
   // destination (route-index.ts): no identity string is built.
@@ -198,8 +176,12 @@ function planOnce(
    * for a group that goes in together) and answers the bucket.
    */
   const planOne = (route: Route, forced?: RouteOp[], append = false): RouteOp[] => {
-    const sameKey = byKey().get(route) ?? [];
+    const sameKey = byKey().get(route) ?? NONE;
     let ops = forced ?? (hasGateway(route) ? withGateway : withoutGateway);
+    if (!append && sameKey.length === 0 && dstCount.get(route.dst) === 1) {
+      ops.push({ op: "replace", route });
+      return ops;
+    }
     let op: RouteOp;
     const isHeld = append || held().get(route) === true;
     // A restore deletes every route it does not keep first: nothing left to overwrite.
@@ -247,7 +229,7 @@ function planOnce(
   };
 
   // Routes of one key go in together; IPv4's in the desired order (route-groups.ts).
-  const groups = keyGroups(target, hasGateway);
+  const groups = keyGroups(target, hasGateway, dstCount);
   const done = new Set<KeyGroup>();
   let position: Map<Route, number> | undefined;
   const positionOf = (r: Route) => {
@@ -267,8 +249,10 @@ function planOnce(
   for (const i of order) {
     const route = target[i] as Route;
     const group =
-      groups.get(i) ??
-      (rebuild.get(route) ? { members: [i], ordered: true, together: true } : undefined);
+      (groups.size > 0 ? groups.get(i) : undefined) ??
+      (rebuild.size > 0 && rebuild.get(route)
+        ? { members: [i], ordered: true, together: true }
+        : undefined);
     if (group === undefined) {
       if (!inPlace[i]) planOne(route);
       continue;
@@ -285,7 +269,7 @@ function planOnce(
       ? withGateway
       : withoutGateway;
     if (rebuild.get(first) || (group.ordered && needsRebuild(group.members, targetPosition))) {
-      for (const r of byKey().get(first) ?? []) {
+      for (const r of byKey().get(first) ?? NONE) {
         if (!owned(r) || overwritten.has(r)) continue;
         overwritten.add(r);
         bucket.push({ op: "delete", route: r, reason: "stale" });
@@ -304,7 +288,9 @@ function planOnce(
 
   const superseded: RouteOp[] = [];
   const stale: RouteOp[] = [];
-  for (const route of [...recreate, ...managed.filter((r) => !recreate.has(r))]) {
+  const inOrder =
+    recreate.size === 0 ? managed : [...recreate, ...managed.filter((r) => !recreate.has(r))];
+  for (const route of inOrder) {
     if (overwritten.has(route)) continue;
     if (stays(route) || recreate.has(route)) {
       if (recreate.has(route)) stale.push({ op: "delete", route, reason: "stale" });

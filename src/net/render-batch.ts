@@ -19,7 +19,6 @@ import {
   TABLE_MAIN,
 } from "./vocabulary/routes";
 
-const SAFE_TOKEN = /^[A-Za-z0-9_.:/@+=-]+$/;
 /**
  * A value with spaces (a link's alias) in double quotes, which `ip -batch`
  * reads as one word: printable ASCII inside, no quote, backslash (iproute2
@@ -33,13 +32,36 @@ export class UnsafeTokenError extends Error {
   override readonly name = "UnsafeTokenError";
 }
 
+/**
+ * Whether `s` is one or more of `A-Za-z0-9_.:/@+=-`, not starting with "-": a loop over
+ * the characters (two regex tests per token were a tenth of a plan of
+ * 10,000 routes).
+ */
+function isPlainToken(s: string): boolean {
+  if (s.length === 0 || s.charCodeAt(0) === 0x2d) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const ok =
+      (c >= 0x30 && c <= 0x3a) || // 0-9 :
+      (c >= 0x41 && c <= 0x5a) || // A-Z
+      (c >= 0x61 && c <= 0x7a) || // a-z
+      (c >= 0x2d && c <= 0x2f) || // - . /
+      c === 0x5f || // _
+      c === 0x40 || // @
+      c === 0x2b || // +
+      c === 0x3d; // =
+    if (!ok) return false;
+  }
+  return true;
+}
+
 /** A token as written, refused unless it is one plain token. */
 function token(t: string | number): string {
   const s = String(t);
-  if (QUOTED_TOKEN.test(s) && !QUOTED_REFUSED.test(s.slice(1, -1))) return s;
-  if (!SAFE_TOKEN.test(s) || s.startsWith("-")) {
-    throw new UnsafeTokenError(`refusing to pass ${JSON.stringify(s)} to ip`);
-  }
+  // Only a token starting with a quote can be a quoted one (a plain one has none).
+  if (s.charCodeAt(0) === 0x22 && QUOTED_TOKEN.test(s) && !QUOTED_REFUSED.test(s.slice(1, -1)))
+    return s;
+  if (!isPlainToken(s)) throw new UnsafeTokenError(`refusing to pass ${JSON.stringify(s)} to ip`);
   return s;
 }
 

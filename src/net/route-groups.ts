@@ -31,11 +31,14 @@ export interface KeyGroup {
 export function keyGroups(
   target: readonly Route[],
   hasGateway: (r: Route) => boolean,
+  dstCount: ReadonlyMap<string, number> = countDsts(target),
 ): Map<number, KeyGroup> {
+  // Routes of one key share a destination: only those whose destination
+  // another target route has are keyed (most have it alone).
   const byKey = new KeyMap<number[]>();
   let shared = false;
   target.forEach((r, i) => {
-    if (r.protocol === "kernel") return;
+    if (r.protocol === "kernel" || (dstCount.get(r.dst) ?? 0) < 2) return;
     const list = byKey.get(r);
     if (list) {
       list.push(i);
@@ -45,7 +48,7 @@ export function keyGroups(
   const out = new Map<number, KeyGroup>();
   if (!shared) return out;
   target.forEach((r, i) => {
-    if (r.protocol === "kernel" || out.has(i)) return;
+    if (r.protocol === "kernel" || out.has(i) || (dstCount.get(r.dst) ?? 0) < 2) return;
     const own = byKey.get(r) as number[];
     if (own.length < 2) return;
     // The kernel's routes of the key go with it, where they are in the target.
@@ -63,6 +66,13 @@ export function keyGroups(
     for (const k of list) out.set(k, group);
   });
   return out;
+}
+
+/** How many of `routes` have each destination. */
+export function countDsts(routes: readonly Route[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const r of routes) m.set(r.dst, (m.get(r.dst) ?? 0) + 1);
+  return m;
 }
 
 /**

@@ -131,6 +131,12 @@ const sameKey = <V>(e: KeyEntry<V>, r: KeyOf) =>
  */
 export class KeyMap<V> {
   private readonly byDst = new Map<string, KeyEntry<V>[]>();
+  private count = 0;
+
+  /** How many keys have a value. */
+  get size(): number {
+    return this.count;
+  }
 
   get(r: KeyOf): V | undefined {
     const list = this.byDst.get(r.dst);
@@ -144,6 +150,7 @@ export class KeyMap<V> {
     const list = this.byDst.get(r.dst);
     if (list === undefined) {
       this.byDst.set(r.dst, [entry]);
+      this.count++;
       return;
     }
     for (const e of list) {
@@ -153,5 +160,6 @@ export class KeyMap<V> {
       }
     }
     list.push(entry);
+    this.count++;
   }
 }

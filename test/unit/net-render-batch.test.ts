@@ -1,4 +1,5 @@
 /** batchLine's token guard and the `ip -batch` text of route operations, table-driven. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Route } from "../../src/net/model";
 import {
@@ -47,6 +48,31 @@ describe("batchLine", () => {
 
   it("names the refused value in the error", () => {
     expect(() => batchLine(["a\nb"])).toThrow('refusing to pass "a\\nb" to ip');
+  });
+
+  // The guard as it was written with regular expressions (a character loop
+  // since): the same tokens pass, every other one is refused.
+  const PLAIN = /^[A-Za-z0-9_.:/@+=-]+$/;
+  const QUOTED = /^"[\x20-\x7e]*"$/;
+  const passes = (t: string) =>
+    (QUOTED.test(t) && !/["'#\\]/.test(t.slice(1, -1))) || (PLAIN.test(t) && !t.startsWith("-"));
+  it("passes exactly the plain and quoted tokens (every ASCII character, any place)", () => {
+    const ascii = fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c));
+    const some = fc.constantFrom("a", "0", '"', "-", " ", "é");
+    const text = fc.array(fc.oneof(ascii, some), { maxLength: 6 }).map((cs) => cs.join(""));
+    fc.assert(
+      fc.property(text, (t) => {
+        let ok = true;
+        try {
+          expect(batchLine([t])).toBe(t);
+        } catch (err) {
+          if (!(err instanceof UnsafeTokenError)) throw err;
+          ok = false;
+        }
+        expect(ok).toBe(passes(t));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
 
