@@ -4,7 +4,7 @@
  * (tables, rules and objects flushed) to the whole state, 10,000 adds;
  * "again": the state read back against itself (the convergence check, no
  * change). The states are real reads: a netns with two veth NICs gets
- * bench/rows/large-state.ts `wanted()` by planApply's own batch, is read
+ * test/support/large-state.ts `largeState()` by planApply's own batch, is read
  * (IpRunner.readFullState, the parsers' shape), and that read as Get
  * answers it (stateToWire) validated (validateApply) is the desired side;
  * then the row's flush and a read give the "first" current side. Sysctls
@@ -30,9 +30,9 @@ import { planApply } from "../../src/net/plan-apply";
 import { stateToWire } from "../../src/wire/state-map";
 import { Netns } from "../../test/helpers/netns";
 import { addVeth, randomMac } from "../../test/host/helpers";
+import { largeState } from "../../test/support/large-state";
 import { flag, option } from "../lib/args";
 import { median } from "../lib/stats";
-import { wanted } from "../rows/large-state";
 import { timeIp } from "../rows/update-routes";
 
 type Plan = typeof planApply;
@@ -58,7 +58,7 @@ async function states() {
       sysctls: new Map(),
     });
     const macs = (await read()).links.filter((l) => l.name.startsWith("eth")).map((l) => l.mac);
-    const first = validateApply(create(ApplyRequestSchema, { desired: wanted(macs) }));
+    const first = validateApply(create(ApplyRequestSchema, { desired: largeState(macs) }));
     const p = planApply(await read(), first, { exact: false });
     if (p.batch6First.length || p.batch6.length || p.sysctls.length)
       throw new Error("the first Apply needs more than one ip -batch");

@@ -11,90 +11,14 @@
  * plan's own batch lines (a dry run from the same start, not timed)
  * through one `ip -n GUEST -batch -`. Runs alternate A B / B A.
  */
-import { create } from "@bufbuild/protobuf";
-import {
-  Network,
-  NexthopSchema,
-  RouteSchema,
-  RuleSchema,
-  StateSchema,
-} from "../../src/gen/network_pb";
+import { Network } from "../../src/gen/network_pb";
 import { AgentClient } from "../../src/host/client";
 import { addVeth, Guest, randomMac } from "../../test/host/helpers";
+import { largeState, LARGE_STATE_TABLES as TABLES } from "../../test/support/large-state";
 import { applyPairs } from "../lib/apply-pairs";
 import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";
 import { timeIp } from "./update-routes";
-
-const TABLES = [254, 100, 200, 300];
-const ROUTES = 10_000;
-
-/** The state to Apply first (not exact: the kernel's own routes and rules stay, and Get lists them). */
-export function wanted(macs: readonly string[]) {
-  const nexthops = [
-    ...Array.from({ length: 20 }, (_, i) => ({
-      id: i + 1,
-      family: 4,
-      gateway: `10.${i % 2}.0.${10 + i}`,
-      device: `eth${i % 2}`,
-      onlink: true,
-    })),
-    ...Array.from({ length: 5 }, (_, g) => ({
-      id: 100 + g,
-      group: [0, 1, 2].map((k) => ({ id: 1 + ((g * 3 + k) % 20), weight: k + 1 })),
-    })),
-  ].map((n) => create(NexthopSchema, n));
-  const routes = Array.from({ length: ROUTES }, (_, i) => {
-    const table = TABLES[i % TABLES.length] as number;
-    const dest = `172.${16 + ((i >> 16) & 15)}.${(i >> 8) & 255}.${i & 255}/32`;
-    if (i % 100 === 1) {
-      return create(RouteSchema, {
-        table,
-        family: 4,
-        dest,
-        hops: [
-          { gateway: "10.0.0.1", device: "eth0", weight: 1, onlink: true },
-          { gateway: "10.1.0.1", device: "eth1", weight: 2, onlink: true },
-        ],
-      });
-    }
-    if (i % 50 === 2)
-      return create(RouteSchema, {
-        table,
-        family: 4,
-        dest,
-        nhid: i % 100 === 2 ? 100 + (i % 5) : 1 + (i % 20),
-      });
-    return create(RouteSchema, {
-      table,
-      family: 4,
-      dest,
-      gateway: `10.${i % 2}.0.1`,
-      device: `eth${i % 2}`,
-      onlink: true,
-    });
-  });
-  const rules = Array.from({ length: 100 }, (_, i) =>
-    create(RuleSchema, {
-      priority: 1000 + i,
-      family: 4,
-      from: `192.168.${i}.0/24`,
-      table: TABLES[1 + (i % 3)] as number,
-    }),
-  );
-  return create(StateSchema, {
-    interfaces: macs.map((mac, i) => ({
-      mac,
-      name: `eth${i}`,
-      mtu: 1500,
-      up: true,
-      addresses: [{ address: `10.${i}.0.2`, prefix: 16 }],
-    })),
-    routes,
-    rules,
-    nexthops,
-  });
-}
 
 export async function largeStateRows(pairs: number): Promise<Row[]> {
   let guest: Guest | undefined;
@@ -107,7 +31,7 @@ export async function largeStateRows(pairs: number): Promise<Row[]> {
     await addVeth(ns, "eth1", macs[1] as string);
     client = await AgentClient.connect(guest.addr);
     const c = client;
-    await c.unary(Network.method.apply, { desired: wanted(macs) }, { timeoutMs: 120_000 });
+    await c.unary(Network.method.apply, { desired: largeState(macs) }, { timeoutMs: 120_000 });
     const desired = await c.unary(Network.method.get, {});
     const request = { desired, exact: true };
     // Table local's kernel routes come and go with DAD on their own: not counted.

@@ -1,7 +1,9 @@
 /**
  * A typed ttRPC client for the agent: `await AgentClient.connect(addr)`, then
  * `client.unary(Health.method.check, {})`. Fails every pending call cleanly
- * when the connection drops.
+ * when the connection drops. A whole state's Apply (and Get) is written and
+ * read by the hand-written codecs of src/wire where they answer, else by
+ * protobuf-es (toBinary's bytes and fromBinary's message either way).
  */
 
 import type { Socket } from "node:net";
@@ -15,6 +17,7 @@ import {
 } from "@bufbuild/protobuf";
 import type { AgentAddress } from "../transport/address";
 import { type CallOptions, ClientConnection } from "../ttrpc/client-connection";
+import { FAST_ANSWER_DECODERS, FAST_REQUEST_ENCODERS } from "../wire/fast-codecs";
 import { dial } from "./dial";
 
 export type { CallOptions };
@@ -40,9 +43,13 @@ export class AgentClient {
     request: MessageInitShape<M["input"]>,
     options?: CallOptions,
   ): Promise<MessageShape<M["output"]>> {
-    const payload = toBinary(method.input, create(method.input, request));
+    const message = create(method.input, request);
+    const payload =
+      FAST_REQUEST_ENCODERS.get(method.input.typeName)?.(message) ??
+      toBinary(method.input, message);
     const reply = await this.conn.call(method.parent.typeName, method.name, payload, options);
-    return fromBinary(method.output, reply) as MessageShape<M["output"]>;
+    const answer = FAST_ANSWER_DECODERS.get(method.output.typeName)?.(reply);
+    return (answer ?? fromBinary(method.output, reply)) as MessageShape<M["output"]>;
   }
 
   /** Calls any service/method with raw protobuf bytes. */

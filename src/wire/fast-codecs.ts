@@ -1,9 +1,10 @@
 /**
- * The agent's hand-written readers and writers, by message type name, for
- * the messages whose size matters (a 10,000-route UpdateRoutes and its
- * answer, a whole state's Apply) or whose count does (the answer to
- * Check). The agent registers them with its methods (src/agent/main.ts);
- * each declines (undefined) what it does not handle, and protobuf-es does it.
+ * The hand-written readers and writers, by message type name, for the
+ * messages whose size matters (a 10,000-route UpdateRoutes and its answer,
+ * a whole state's Apply) or whose count does (the answer to Check). The
+ * agent registers its own with its methods (src/agent/main.ts); the host's
+ * client (src/host/client.ts) uses the other direction's. Each declines
+ * (undefined) what it does not handle, and protobuf-es does it.
  */
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";
 import { HealthCheckResponseSchema } from "../gen/health_pb";
@@ -11,11 +12,12 @@ import { ApplyRequestSchema, ApplyResponseSchema, StateSchema } from "../gen/net
 import { encodeHealthCheckResponse } from "./health-writer";
 import { decodeUpdateRoutesRequest } from "./routes-reader";
 import { encodeRoutes } from "./routes-writer";
-import { decodeApplyRequest } from "./state-reader";
-import { encodeApplyResponse, encodeState } from "./state-writer";
+import { decodeApplyRequest, decodeApplyResponse, decodeState } from "./state-reader";
+import { encodeApplyRequest, encodeApplyResponse, encodeState } from "./state-writer";
 
 type FastDecoder = (payload: Uint8Array, limit: number) => unknown;
 type FastEncoder = (message: { $typeName: string }) => Uint8Array | undefined;
+type AnswerDecoder = (payload: Uint8Array) => unknown;
 
 export const FAST_DECODERS: ReadonlyMap<string, FastDecoder> = new Map([
   [UpdateRoutesRequestSchema.typeName, decodeUpdateRoutesRequest],
@@ -26,6 +28,15 @@ export const FAST_ENCODERS: ReadonlyMap<string, FastEncoder> = new Map<string, F
   [HealthCheckResponseSchema.typeName, encodeHealthCheckResponse],
   [ApplyResponseSchema.typeName, encodeApplyResponse],
   [StateSchema.typeName, encodeState],
+]);
+
+/** The host's: requests it writes, answers it reads (no entry limit, as its fromBinary has none). */
+export const FAST_REQUEST_ENCODERS: ReadonlyMap<string, FastEncoder> = new Map([
+  [ApplyRequestSchema.typeName, encodeApplyRequest],
+]);
+export const FAST_ANSWER_DECODERS: ReadonlyMap<string, AnswerDecoder> = new Map([
+  [ApplyResponseSchema.typeName, decodeApplyResponse],
+  [StateSchema.typeName, decodeState],
 ]);
 
 /** The bytes of answers that cannot change (frozen), by answer. */

@@ -25,6 +25,8 @@ export function isAscii(s: unknown): s is string {
 export const stringSize = (s: string, tagBytes = 1) =>
   s.length === 0 ? 0 : tagBytes + varintSize(s.length) + s.length;
 export const numberSize = (v: number, tagBytes = 1) => (v === 0 ? 0 : tagBytes + varintSize(v));
+/** A bool field of a one-byte tag: tag and 1 when true, nothing when false. */
+export const boolSize = (b: boolean) => (b ? 2 : 0);
 
 /**
  * Writes into a buffer sized beforehand. A tag is the field's tag value,
@@ -59,6 +61,10 @@ export class ProtoWriter {
     if (v === 0) return;
     this.varint(tag);
     this.varint(v);
+  }
+
+  bool(tag: number, b: boolean): void {
+    if (b) this.number(tag, 1);
   }
 
   /** A length-delimited field of bytes already encoded (an element toBinary wrote). */

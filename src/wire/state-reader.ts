@@ -10,13 +10,16 @@
  * the schema's, bytes fromBinary refuses) returns undefined, and the
  * caller decodes the whole request with fromBinary, whose answer or error
  * stands. Entries are counted first (countRepeated, the same bound and
- * refusal as that path). Where this answers, the answer is fromBinary's:
- * test/unit/state-reader.test.ts.
+ * refusal as that path). The host reads its answers the same way: the
+ * ApplyResponse (its plan lines as ASCII strings) and Get's State. Where
+ * this answers, the answer is fromBinary's: test/unit/state-reader.test.ts.
  */
 import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
 import {
   ApplyRequestSchema,
+  ApplyResponseSchema,
   InterfaceSchema,
+  LeftOutSchema,
   NeighborSchema,
   NexthopSchema,
   type Route,
@@ -37,6 +40,20 @@ const last: (string | undefined)[] = [];
 
 const NOT_ASCII = /[\u0080-\u00ff]/;
 
+/** `read` over `bytes` from their start; nothing of them is held afterwards. */
+function reading(bytes: Uint8Array, read: () => unknown): unknown {
+  pos = 0;
+  buf = bytes;
+  last.length = 0;
+  try {
+    return read();
+  } finally {
+    last.length = 0;
+    latin1 = "";
+    buf = new Uint8Array(0);
+  }
+}
+
 /** A varint of at most 32 bits (five bytes, nothing dropped), or -1. */
 function varint(end: number): number {
   let result = 0;
@@ -50,7 +67,10 @@ function varint(end: number): number {
   return -1;
 }
 
-/** An ASCII string of `len` bytes at `pos` (route field `field`), or undefined. */
+/**
+ * An ASCII string of `len` bytes at `pos`, or undefined. The last string of
+ * each route field past dest (3, each route's own) is kept; 0 keeps none.
+ */
 function ascii(len: number, field: number): string | undefined {
   const start = pos;
   pos += len;
@@ -60,7 +80,7 @@ function ascii(len: number, field: number): string | undefined {
   if (prev !== undefined && prev.length === len && latin1.startsWith(prev, start)) return prev;
   const text = latin1.slice(start, pos);
   if (NOT_ASCII.test(text)) return undefined;
-  if (field !== 3) last[field] = text;
+  if (field > 3) last[field] = text;
   return text;
 }
 
@@ -122,6 +142,12 @@ function plainRoute(end: number): Route | undefined {
   return pos === end ? r : undefined;
 }
 
+/** Where the length-delimited field whose length is at `pos` ends, or -1 past `end`. */
+function fieldEnd(end: number): number {
+  const n = varint(end);
+  return n < 0 || pos + n > end ? -1 : pos + n;
+}
+
 /** One element by fromBinary of its own bytes, or undefined when fromBinary refuses them. */
 function element<T>(schema: DescMessage, end: number): T | undefined {
   try {
@@ -150,9 +176,8 @@ function state(end: number): unknown {
     const field = tag >> 3;
     const schema = STATE_LISTS[field];
     if ((tag & 0x80) !== 0 || (tag & 7) !== 2 || schema === undefined) return undefined;
-    const n = varint(end);
-    if (n < 0 || pos + n > end) return undefined;
-    const stop = pos + n;
+    const stop = fieldEnd(end);
+    if (stop < 0) return undefined;
     let item: unknown;
     if (field === 2) {
       const start = pos;
@@ -187,10 +212,7 @@ function state(end: number): unknown {
 export function decodeApplyRequest(bytes: Uint8Array, limit = Infinity): unknown {
   if (bytes.length === 0) return undefined;
   countRepeated(ApplyRequestSchema, bytes, limit);
-  pos = 0;
-  buf = bytes;
-  last.length = 0;
-  try {
+  return reading(bytes, () => {
     const out: Record<string, unknown> = {
       $typeName: ApplyRequestSchema.typeName,
       dryRun: false,
@@ -202,9 +224,8 @@ export function decodeApplyRequest(bytes: Uint8Array, limit = Infinity): unknown
       const tag = bytes[pos++] as number;
       const field = tag >> 3;
       if (field === 1 && tag === 0x0a && desired === undefined) {
-        const n = varint(bytes.length);
-        if (n < 0 || pos + n > bytes.length) return undefined;
-        desired = state(pos + n);
+        const stop = fieldEnd(bytes.length);
+        desired = stop < 0 ? undefined : state(stop);
         if (desired === undefined) return undefined;
         continue;
       }
@@ -216,9 +237,47 @@ export function decodeApplyRequest(bytes: Uint8Array, limit = Infinity): unknown
     if (desired === undefined) return undefined;
     out.desired = desired;
     return out;
-  } finally {
-    last.length = 0; // no hold on the request's text
-    latin1 = "";
-    buf = new Uint8Array(0);
-  }
+  });
+}
+
+/**
+ * An ApplyResponse (the host's answer to Apply: the state read back and the
+ * plan, 10,000 lines) as fromBinary would give it; undefined for anything
+ * off its shape (another field, a repeated result, a non-ASCII plan line),
+ * and the caller decodes with fromBinary. No count: the host's fromBinary
+ * path has none.
+ */
+export function decodeApplyResponse(bytes: Uint8Array): unknown {
+  return reading(bytes, () => {
+    const plan: string[] = [];
+    const leftOut: unknown[] = [];
+    let result: unknown;
+    while (pos < bytes.length) {
+      const tag = bytes[pos++] as number;
+      if (tag !== 0x0a && tag !== 0x12 && tag !== 0x1a) return undefined;
+      const stop = fieldEnd(bytes.length);
+      if (stop < 0) return undefined;
+      let item: unknown;
+      if (tag === 0x0a) {
+        if (result !== undefined) return undefined; // fromBinary merges the two
+        result = state(stop);
+        item = result;
+      } else if (tag === 0x12) {
+        item = ascii(stop - pos, 0);
+        if (item !== undefined) plan.push(item as string);
+      } else {
+        item = element(LeftOutSchema, stop);
+        if (item !== undefined) leftOut.push(item);
+      }
+      if (item === undefined) return undefined;
+    }
+    const out: Record<string, unknown> = { $typeName: ApplyResponseSchema.typeName, plan, leftOut };
+    if (result !== undefined) out.result = result;
+    return out;
+  });
+}
+
+/** A State (the answer to Get) as fromBinary would give it; undefined as decodeApplyResponse. */
+export function decodeState(bytes: Uint8Array): unknown {
+  return reading(bytes, () => state(bytes.length));
 }

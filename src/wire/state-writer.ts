@@ -9,10 +9,12 @@
  * refuse in a route written here) returns undefined, and the caller uses
  * toBinary, whose bytes or error stand. Where this answers, the bytes are
  * toBinary's: test/unit/state-writer.test.ts. Get's answer, the State
- * alone, is written the same way.
+ * alone, is written the same way, and so is the host's ApplyRequest (its
+ * desired State, 10,000 routes; src/host/client.ts).
  */
 import { type DescMessage, toBinary } from "@bufbuild/protobuf";
 import {
+  ApplyRequestSchema,
   ApplyResponseSchema,
   InterfaceSchema,
   LeftOutSchema,
@@ -24,7 +26,15 @@ import {
   StateSchema,
   SysctlSchema,
 } from "../gen/network_pb";
-import { isAscii, isUint32, numberSize, ProtoWriter, stringSize, varintSize } from "./proto-writer";
+import {
+  boolSize,
+  isAscii,
+  isUint32,
+  numberSize,
+  ProtoWriter,
+  stringSize,
+  varintSize,
+} from "./proto-writer";
 
 /** A common route's encoded size, or -1 when toBinary writes it (paths, attributes, an odd value). */
 function routeSize(r: Route): number {
@@ -48,7 +58,7 @@ function routeSize(r: Route): number {
     numberSize(metric) +
     numberSize(type) +
     numberSize(scope) +
-    (r.onlink ? 2 : 0) +
+    boolSize(r.onlink) +
     numberSize(mtu) +
     stringSize(protocol) +
     numberSize(nhid) +
@@ -67,7 +77,7 @@ function putRoute(w: ProtoWriter, r: Route): void {
   w.number(0x38, r.metric);
   w.number(0x40, r.type);
   w.number(0x48, r.scope);
-  if (r.onlink) w.number(0x50, 1);
+  w.bool(0x50, r.onlink);
   w.number(0x58, r.mtu);
   w.string(0x62, r.protocol);
   w.number(0x78, r.nhid);
@@ -113,31 +123,29 @@ function statePieces(state: Record<string, unknown>): Piece[] | undefined {
 
 const framed = (p: Piece) => varintSize(p.tag) + varintSize(p.size) + p.size;
 
-/**
- * ApplyResponse as toBinary writes it; undefined when it is off the common
- * shape or toBinary refuses an element (then its refusal of the whole stands).
- */
-export function encodeApplyResponse(message: { $typeName: string }): Uint8Array | undefined {
-  try {
-    return encode(message as Record<string, unknown>);
-  } catch {
-    return undefined;
-  }
+/** A State's pieces and their framed size (its bytes, without a tag of its own). */
+interface SizedState {
+  pieces: Piece[];
+  size: number;
 }
 
-/** A State (Get's answer) as toBinary writes it; undefined as encodeApplyResponse. */
-export function encodeState(message: { $typeName: string }): Uint8Array | undefined {
-  try {
-    const pieces = statePieces(message as Record<string, unknown>);
-    if (pieces === undefined) return undefined;
-    let total = 0;
-    for (const p of pieces) total += framed(p);
-    const w = new ProtoWriter(total);
-    putPieces(w, pieces);
-    return w.out;
-  } catch {
-    return undefined;
-  }
+function sizedState(state: unknown): SizedState | undefined {
+  const pieces = statePieces(state as Record<string, unknown>);
+  if (pieces === undefined) return undefined;
+  let size = 0;
+  for (const p of pieces) size += framed(p);
+  return { pieces, size };
+}
+
+/** The bytes of field 1 (`desired`, `result`) holding the State; none when it is absent. */
+const stateFieldSize = (s: SizedState | undefined) =>
+  s === undefined ? 0 : 1 + varintSize(s.size) + s.size;
+
+function putStateField(w: ProtoWriter, s: SizedState | undefined): void {
+  if (s === undefined) return;
+  w.varint(0x0a);
+  w.varint(s.size);
+  putPieces(w, s.pieces);
 }
 
 function putPieces(w: ProtoWriter, pieces: readonly Piece[]): void {
@@ -151,18 +159,27 @@ function putPieces(w: ProtoWriter, pieces: readonly Piece[]): void {
   }
 }
 
-function encode(m: Record<string, unknown>): Uint8Array | undefined {
+type Encoder = (message: { $typeName: string }) => Uint8Array | undefined;
+
+/** An encoder that declines (undefined) where toBinary of an element throws: its refusal of the whole stands. */
+function declining(encode: (m: Record<string, unknown>) => Uint8Array | undefined): Encoder {
+  return (message) => {
+    try {
+      return encode(message as Record<string, unknown>);
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/** ApplyResponse as toBinary writes it; undefined when it is off the common shape. */
+export const encodeApplyResponse: Encoder = declining((m) => {
   if (m.$typeName !== ApplyResponseSchema.typeName || "$unknown" in m) return undefined;
   const { result, plan, leftOut } = m;
   if (!Array.isArray(plan) || !Array.isArray(leftOut)) return undefined;
-  let pieces: Piece[] | undefined;
-  let stateSize = 0;
-  if (result !== undefined) {
-    pieces = statePieces(result as Record<string, unknown>);
-    if (pieces === undefined) return undefined;
-    for (const p of pieces) stateSize += framed(p);
-  }
-  let total = result === undefined ? 0 : 1 + varintSize(stateSize) + stateSize;
+  const state = result === undefined ? undefined : sizedState(result);
+  if (result !== undefined && state === undefined) return undefined;
+  let total = stateFieldSize(state);
   for (const line of plan) {
     if (!isAscii(line)) return undefined;
     total += 1 + varintSize(line.length) + line.length;
@@ -170,11 +187,7 @@ function encode(m: Record<string, unknown>): Uint8Array | undefined {
   const lefts = leftOut.map((l) => toBinary(LeftOutSchema, l));
   for (const b of lefts) total += 1 + varintSize(b.length) + b.length;
   const w = new ProtoWriter(total);
-  if (pieces !== undefined) {
-    w.varint(0x0a);
-    w.varint(stateSize);
-    putPieces(w, pieces);
-  }
+  putStateField(w, state);
   for (const line of plan) {
     // An empty line is still an element of the list: written, not left out.
     w.varint(0x12);
@@ -183,4 +196,34 @@ function encode(m: Record<string, unknown>): Uint8Array | undefined {
   }
   for (const b of lefts) w.bytesField(0x1a, b);
   return w.out;
-}
+});
+
+/** A State (Get's answer) as toBinary writes it; undefined as encodeApplyResponse. */
+export const encodeState: Encoder = declining((m) => {
+  const state = sizedState(m);
+  if (state === undefined) return undefined;
+  const w = new ProtoWriter(state.size);
+  putPieces(w, state.pieces);
+  return w.out;
+});
+
+/**
+ * ApplyRequest (the host's Apply) as toBinary writes it: the desired State
+ * as above, then the three bools; undefined as encodeApplyResponse.
+ */
+export const encodeApplyRequest: Encoder = declining((m) => {
+  if (m.$typeName !== ApplyRequestSchema.typeName || "$unknown" in m) return undefined;
+  const { desired, dryRun, exact, bestEffort } = m;
+  if (typeof dryRun !== "boolean" || typeof exact !== "boolean") return undefined;
+  if (typeof bestEffort !== "boolean") return undefined;
+  const state = desired === undefined ? undefined : sizedState(desired);
+  if (desired !== undefined && state === undefined) return undefined;
+  const w = new ProtoWriter(
+    stateFieldSize(state) + boolSize(dryRun) + boolSize(exact) + boolSize(bestEffort),
+  );
+  putStateField(w, state);
+  w.bool(0x10, dryRun);
+  w.bool(0x18, exact);
+  w.bool(0x20, bestEffort);
+  return w.out;
+});

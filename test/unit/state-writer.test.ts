@@ -9,54 +9,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApplyResponseSchema, StateSchema } from "../../src/gen/network_pb";
 import { encodeApplyResponse, encodeState } from "../../src/wire/state-writer";
+import { ascii, hex, state, text } from "./state-codec-helpers";
 
-const ascii = fc.oneof(
-  fc.constantFrom("", "10.0.0.0/24", "10.0.0.1", "eth0", "fe80::1", "kernel", "fd00::/64"),
-  fc.string({ unit: "binary-ascii", maxLength: 20 }),
-);
-const text = fc.oneof(
-  { weight: 5, arbitrary: ascii },
-  fc.string({ unit: "grapheme", maxLength: 6 }),
-);
-const u32 = fc.oneof(
-  fc.constantFrom(0, 1, 4, 100, 254, 1500, 0x7f, 0x80, 0x3fff, 0x4000, 0x7fffffff, 0xffffffff),
-  fc.integer({ min: 0, max: 0xffffffff }),
-);
-const route = (str: fc.Arbitrary<string>) =>
-  fc.record(
-    {
-      table: u32,
-      family: u32,
-      dest: str,
-      gateway: str,
-      device: str,
-      source: str,
-      metric: u32,
-      type: fc.constantFrom(0, 1, 5, 9, 0x7fffffff),
-      scope: u32,
-      onlink: fc.boolean(),
-      mtu: u32,
-      protocol: str,
-      attrs: fc.constantFrom([], [], [{ name: "advmss", value: "1400" }]),
-      hops: fc.constantFrom([], [], [{ gateway: "10.0.0.1", device: "eth0", weight: 2 }]),
-      nhid: u32,
-      tos: u32,
-      from: str,
-    },
-    { requiredKeys: [] },
-  );
-const state = (str: fc.Arbitrary<string>) =>
-  fc.record(
-    {
-      interfaces: fc.array(fc.record({ mac: str, name: str, mtu: u32 }), { maxLength: 2 }),
-      routes: fc.array(route(str), { maxLength: 6 }),
-      rules: fc.array(fc.record({ priority: u32, from: str, table: u32 }), { maxLength: 2 }),
-      neighbors: fc.array(fc.record({ address: str, device: str }), { maxLength: 2 }),
-      sysctls: fc.array(fc.record({ key: str, value: str }), { maxLength: 2 }),
-      nexthops: fc.array(fc.record({ id: u32, gateway: str, device: str }), { maxLength: 2 }),
-    },
-    { requiredKeys: [] },
-  );
 type Init = MessageInitShape<typeof ApplyResponseSchema>;
 const response = (str: fc.Arbitrary<string>) =>
   fc
@@ -69,8 +23,6 @@ const response = (str: fc.Arbitrary<string>) =>
       { requiredKeys: ["plan"] },
     )
     .map((r) => create(ApplyResponseSchema, r as Init));
-
-const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
 describe("encodeApplyResponse and encodeState against toBinary", () => {
   it("writes toBinary's bytes for every answer of ASCII text and uint32 values", () => {
