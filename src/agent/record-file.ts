@@ -52,9 +52,26 @@ function stringify(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/**
+ * Whether `v` holds, within `depth` levels of objects, an array longer than
+ * {@link CHUNK}. A record without one (every change of a pod's sync) is one
+ * JSON.stringify: the walk above, run a few times per call and so never
+ * made fast by the JIT, costs the agent more than the write itself.
+ */
+function hasLongArray(v: unknown, depth: number): boolean {
+  if (Array.isArray(v)) return v.length > CHUNK;
+  if (depth === 0 || v === null || typeof v !== "object") return false;
+  for (const k in v) {
+    if (hasLongArray((v as Record<string, unknown>)[k], depth - 1)) return true;
+  }
+  return false;
+}
+
 /** The file's bytes for `body` (plain JSON data: objects, arrays, strings, numbers, booleans). */
 export function encodeRecord(body: unknown): Buffer {
-  const data = Buffer.from(stringify(body), "utf8");
+  // A change's lists sit two levels down (body.change.routes).
+  const text = hasLongArray(body, 3) ? stringify(body) : JSON.stringify(body);
+  const data = Buffer.from(text, "utf8");
   const header = Buffer.from(`${RECORD_MAGIC} ${RECORD_FORMAT} ${data.length} ${crc32(data)}\n`);
   return Buffer.concat([header, data]);
 }
