@@ -24,6 +24,7 @@ import { NoChangeMemo } from "./routes-memo";
 import { SerialQueue } from "./serial-queue";
 import { validateInterface, validateNeighbors } from "./validate";
 import { validateRoutes } from "./validate-routes";
+import { VALIDATE_WHILE_READING, validateWhileReading } from "./validate-while-reading";
 
 export interface NetworkServiceOptions {
   ip: IpRunner;
@@ -37,9 +38,6 @@ export interface NetworkServiceOptions {
   /** The write queue, when other services' changes must be serialised with these. */
   queue?: SerialQueue;
 }
-
-/** Routes in an UpdateRoutes from which validation runs beside the table's read. */
-const VALIDATE_WHILE_READING = 1000;
 
 export function createNetworkService(
   options: NetworkServiceOptions,
@@ -123,29 +121,17 @@ export function createNetworkService(
       if (request.routes === undefined)
         throw new TtrpcError("routes: missing", Code.INVALID_ARGUMENT);
       const wire = request.routes.Routes;
-      // A large request is validated while ip reads the table (ip works in
-      // a process of its own, so the two overlap). Small ones are refused
-      // before any read.
+      // A large request is validated while ip reads the table (validate-while-reading.ts).
       // A repeat of the last call that changed nothing is known by its bytes (routes-memo.ts).
       const kept = memo.desiredFor(ctx.payload);
       const early =
         kept ?? (wire.length < VALIDATE_WHILE_READING ? validateRoutes(wire) : undefined);
       return queue.run(async () => {
-        const stop = new AbortController();
-        const reading = ip.readLinksAndRoutes({
-          signal: AbortSignal.any([ctx.signal, stop.signal]),
-        });
-        let desired = early;
-        if (desired === undefined) {
-          try {
-            desired = validateRoutes(wire);
-          } catch (err) {
-            // Nothing was changed: the read is stopped, and the refusal goes out.
-            stop.abort(err);
-            reading.catch(() => {});
-            throw err;
-          }
-        }
+        const { reading, valid: desired } = validateWhileReading(
+          ctx.signal,
+          (signal) => ip.readLinksAndRoutes({ signal }),
+          () => early ?? validateRoutes(wire),
+        );
         const state = await reading;
         const requested = desired.length;
         const updated = (operations: number, repeat = false) =>

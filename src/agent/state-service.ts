@@ -18,6 +18,7 @@ import { applyState } from "./apply-state";
 import type { Logger } from "./log";
 import type { SerialQueue } from "./serial-queue";
 import { validateApply } from "./validate-state";
+import { VALIDATE_WHILE_READING, validateWhileReading } from "./validate-while-reading";
 
 export interface StateServiceOptions {
   ip: IpRunner;
@@ -26,9 +27,6 @@ export interface StateServiceOptions {
   /** The write queue shared with grpc.AgentService: one writer at a time. */
   queue: SerialQueue;
 }
-
-/** Desired routes from which validation runs beside the first read (see apply). */
-const VALIDATE_WHILE_READING = 1000;
 
 const isLarge = (request: ApplyRequest) =>
   (request.desired?.routes.length ?? 0) >= VALIDATE_WHILE_READING;
@@ -61,24 +59,19 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
         bestEffort: request.bestEffort,
         signal: ctx.signal,
       };
-      // A large state is validated while ip reads the guest (ip works in a
-      // process of its own, so the two overlap), as UpdateRoutes does; a
-      // small one is refused before any read.
+      // A large state is validated while ip reads the guest (validate-while-reading.ts).
       const early = isLarge(request) ? undefined : validateApply(request);
       return queue.run(async () => {
         let desired = early;
         let firstRead: ReturnType<IpRunner["readFullState"]> | undefined;
         if (desired === undefined) {
-          const stop = new AbortController();
-          firstRead = ip.readFullState({ signal: AbortSignal.any([ctx.signal, stop.signal]) });
-          try {
-            desired = validateApply(request);
-          } catch (err) {
-            // Nothing was changed: the read is stopped, and the refusal goes out.
-            stop.abort(err);
-            firstRead.catch(() => {});
-            throw err;
-          }
+          const checked = validateWhileReading(
+            ctx.signal,
+            (signal) => ip.readFullState({ signal }),
+            () => validateApply(request),
+          );
+          desired = checked.valid;
+          firstRead = checked.reading;
         }
         const deps = { ip, sysctl, log, record: queue.record.bind(queue), firstRead };
         const { state, plan, leftOut } = await applyState(deps, desired, run);
