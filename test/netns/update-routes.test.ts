@@ -248,6 +248,16 @@ describe("UpdateRoutes", () => {
         field,
       );
     }
+    // 1,200 routes: validated while the table is read (validate-while-reading.ts).
+    const many = Array.from({ length: 1200 }, (_, i) => ({
+      dest: `10.30.${i >> 8}.${i & 255}/32`,
+      device: "eth0",
+    }));
+    await expectError(
+      updateRoutes([...many, { ...good, dest: "10.0.0.1/33" }]),
+      Code.INVALID_ARGUMENT,
+      "routes[1200].dest",
+    );
     await expectError(
       client.unary(AgentService.method.updateRoutes, {} as UpdateRoutesRequest),
       Code.INVALID_ARGUMENT,
