@@ -16,10 +16,13 @@
  * --base DIR: another tree (e.g. `git archive main src | tar -x -C DIR`) whose
  * src/net/plan-apply.ts is timed as A against this tree's as B, on the same
  * state objects, alternating A B / B A; each side's plans are checked equal
- * to this tree's (JSON) once.
+ * to this tree's (JSON) once. --fixture FILE keeps the states read (made
+ * when missing); --side A|B and --case first|again time one of each;
+ * --perf-ctl FIFO brackets the timed rounds for `perf stat --control`.
  */
 
 import { dlopen, FFIType, ptr } from "bun:ffi";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { validateApply } from "../../src/agent/validate-state";
@@ -81,17 +84,33 @@ async function load(dir: string): Promise<Plan> {
   return m.planApply;
 }
 
-const { empty, full, desired } = await states();
+type States = Awaited<ReturnType<typeof states>>;
+/** The states, from `--fixture FILE` when it exists (else read, and written there). */
+async function fixture(file: string): Promise<States> {
+  if (file === "" || !existsSync(file)) {
+    const got = await states();
+    if (file !== "") writeFileSync(file, JSON.stringify(got, setsAsArrays));
+    return got;
+  }
+  const s = JSON.parse(readFileSync(file, "utf8")) as States;
+  const withMap = (f: FullState) => ({ ...f, sysctls: new Map(f.sysctls) });
+  return { empty: withMap(s.empty), full: withMap(s.full), desired: s.desired };
+}
+
+const { empty, full, desired } = await fixture(option("--fixture", ""));
 const cases = {
   first: () => [empty, desired] as const,
   again: () => [full, desired] as const,
 };
-const sides: { name: string; plan: Plan }[] = base
-  ? [
-      { name: "A (base)", plan: await load(base) },
-      { name: "B (this tree)", plan: planApply },
-    ]
-  : [{ name: "this tree", plan: planApply }];
+const only = option("--side", "");
+const sides: { name: string; plan: Plan }[] = (
+  base
+    ? [
+        { name: "A (base)", plan: await load(base) },
+        { name: "B (this tree)", plan: planApply },
+      ]
+    : [{ name: "this tree", plan: planApply }]
+).filter((s) => only === "" || s.name.startsWith(only));
 
 for (const [what, args] of Object.entries(cases)) {
   const [current, want] = args();
@@ -139,10 +158,15 @@ const time = (side: { name: string; plan: Plan }, what: keyof typeof cases) => {
   entry.cpu.push(c);
   times.set(k, entry);
 };
+// --perf-ctl FIFO: `perf stat --control fifo:FIFO -D -1` counts the timed rounds only.
+const ctl = option("--perf-ctl", "");
+const whats = (["first", "again"] as const).filter((w) => [w, ""].includes(option("--case", "")));
+if (ctl) writeFileSync(ctl, "enable\n");
 for (let i = 0; i < rounds; i++) {
   const order = i % 2 === 0 ? sides : [...sides].reverse();
-  for (const what of ["first", "again"] as const) for (const s of order) time(s, what);
+  for (const what of whats) for (const s of order) time(s, what);
 }
+if (ctl) writeFileSync(ctl, "disable\n");
 const warm = Math.min(5, rounds >> 2);
 const fmt = (x: number) => x.toFixed(1);
 for (const [k, { wall, cpu }] of times) {

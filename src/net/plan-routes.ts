@@ -28,8 +28,9 @@
  */
 import { hasGateway, type Route } from "./model";
 import { deleteConflicts, hitByDeletes } from "./route-deletes";
-import { countDsts, type KeyGroup, keyGroups, needsRebuild } from "./route-groups";
-import { IdentityIndex, KeyMap } from "./route-index";
+import { type KeyGroup, keyGroups, needsRebuild } from "./route-groups";
+import { IdentityIndex, KeyMap, sameIdentity } from "./route-index";
+import { PlanIndex } from "./route-plan-index";
 import { supersedeCheck } from "./route-supersede";
 import { isManagedLink } from "./vocabulary/links";
 
@@ -108,38 +109,31 @@ function planOnce(
   const supersedes = supersedeCheck(desired, [options.kernel ?? NONE, managed]);
   const kernel = exact ? [] : (options.kernel ?? []).filter((k) => owned(k) && !supersedes(k));
   const target = [...kernel, ...desired];
-  // How many target routes have each destination: a route alone with its
-  // destination, and with no current route of its key, needs no account of
-  // held keys (no other route of the plan can share its key).
-  const dstCount = countDsts(target);
+  // The table as it is, route for route in the target's order (a read-back
+  // after a change: the request lists what Get listed): nothing is missing,
+  // every route stays, and a key's routes are in the target's order, so
+  // the plan is empty. Found by one walk, without indexing anything.
+  if (rebuild.size === 0 && sameList(managed, target, exact)) return { ops: [], conflicts: [] };
 
   // Identities are compared field by field among routes of the same
   // destination (route-index.ts): no identity string is built.
   const recreate = restore
     ? hitByDeletes(managed, new IdentityIndex(target, exact))
     : new Set<Route>();
-  const kept = recreate.size === 0 ? managed : managed.filter((r) => !recreate.has(r));
-  // One index, of the current routes: each target route looked up once
-  // tells whether it is in place and which current routes stay.
-  const inCurrent = new IdentityIndex(kept, exact);
+  // One index by destination (route-plan-index.ts): each target route looked
+  // up once tells whether it is in place and which current routes stay; the
+  // current routes by key (`replace` overwrites within a key, whatever the
+  // link) and the target's count per destination come from it too.
+  const index = new PlanIndex({
+    current,
+    kept: recreate.size === 0 ? owned : (r) => owned(r) && !recreate.has(r),
+    target,
+    withProtocol: exact,
+  });
   // Only ever asked of managed routes (callers check `owned` first).
   const staying = new Set<Route>();
-  const inPlace = target.map((r) => inCurrent.addMatches(r, staying));
+  const inPlace = target.map((r) => index.addMatches(r, staying));
   const stays = (r: Route) => staying.has(r);
-
-  // Current routes by key: `replace` overwrites within a key, whatever the
-  // link. Built when a route is missing (a call that changes nothing needs none).
-  let byKeyMap: KeyMap<Route[]> | undefined;
-  const byKey = () => {
-    if (byKeyMap) return byKeyMap;
-    byKeyMap = new KeyMap();
-    for (const r of current) {
-      const list = byKeyMap.get(r);
-      if (list) list.push(r);
-      else byKeyMap.set(r, [r]);
-    }
-    return byKeyMap;
-  };
   // `replace` overwrites the first route with its key, whatever its link. A
   // route of another link that goes (stale, or superseded on its own link)
   // stays until the deletes at the end: that link's gateways may be reached
@@ -176,12 +170,14 @@ function planOnce(
    * for a group that goes in together) and answers the bucket.
    */
   const planOne = (route: Route, forced?: RouteOp[], append = false): RouteOp[] => {
-    const sameKey = byKey().get(route) ?? NONE;
     let ops = forced ?? (hasGateway(route) ? withGateway : withoutGateway);
-    if (!append && sameKey.length === 0 && dstCount.get(route.dst) === 1) {
+    // A route alone with its destination, and with no current route of its
+    // key, needs no account of held keys (no other route of the plan can share its key).
+    if (!append && index.alone(route)) {
       ops.push({ op: "replace", route });
       return ops;
     }
+    const sameKey = index.sameKey(route);
     let op: RouteOp;
     const isHeld = append || held().get(route) === true;
     // A restore deletes every route it does not keep first: nothing left to overwrite.
@@ -229,7 +225,9 @@ function planOnce(
   };
 
   // Routes of one key go in together; IPv4's in the desired order (route-groups.ts).
-  const groups = keyGroups(target, hasGateway, dstCount);
+  const groups = index.shared
+    ? keyGroups(target, hasGateway, index.counts)
+    : new Map<number, KeyGroup>();
   const done = new Set<KeyGroup>();
   let position: Map<Route, number> | undefined;
   const positionOf = (r: Route) => {
@@ -241,7 +239,7 @@ function planOnce(
   const taken = new Set<Route>();
   const targetPosition = (k: number) => {
     if (!inPlace[k]) return undefined;
-    const m = inCurrent.matches(target[k] as Route).find((c) => !taken.has(c));
+    const m = index.matches(target[k] as Route).find((c) => !taken.has(c));
     if (m === undefined) return undefined;
     taken.add(m);
     return positionOf(m);
@@ -269,7 +267,7 @@ function planOnce(
       ? withGateway
       : withoutGateway;
     if (rebuild.get(first) || (group.ordered && needsRebuild(group.members, targetPosition))) {
-      for (const r of byKey().get(first) ?? NONE) {
+      for (const r of index.sameKey(first)) {
         if (!owned(r) || overwritten.has(r)) continue;
         overwritten.add(r);
         bucket.push({ op: "delete", route: r, reason: "stale" });
@@ -325,11 +323,19 @@ function planOnce(
   ];
   const deletes = ops.some((o) => o.op === "delete");
   const conflicts = deletes
-    ? deleteConflicts(ops, (r) => (byKey().get(r) ?? []).filter(owned), positionOf).filter(
+    ? deleteConflicts(ops, (r) => index.sameKey(r).filter(owned), positionOf).filter(
         (r) => rebuild.get(r) !== true,
       )
     : [];
   return { ops, conflicts };
+}
+
+/** Whether the two lists have routes of the same identities in the same order. */
+function sameList(a: readonly Route[], b: readonly Route[], withProtocol: boolean): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++)
+    if (!sameIdentity(a[i] as Route, b[i] as Route, withProtocol)) return false;
+  return true;
 }
 
 /**

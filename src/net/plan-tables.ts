@@ -30,12 +30,20 @@ export const tableOf = (r: Pick<Route, "table">): number => r.table ?? TABLE_MAI
 
 function byTable(routes: readonly Route[]): Map<number, Route[]> {
   const m = new Map<number, Route[]>();
+  // Routes come in runs of one table (as read, as Get answers them): the
+  // list of the run's table is at hand.
+  let runTable: number | undefined;
+  let run: Route[] = [];
   for (const r of routes) {
     const t = tableOf(r);
     const withTable = r.table === undefined ? { ...r, table: t } : r;
-    const list = m.get(t);
-    if (list) list.push(withTable);
-    else m.set(t, [withTable]);
+    if (t !== runTable) {
+      runTable = t;
+      const list = m.get(t);
+      run = list ?? [];
+      if (!list) m.set(t, run);
+    }
+    run.push(withTable);
   }
   return m;
 }

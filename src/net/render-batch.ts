@@ -5,7 +5,7 @@
  * whatever got past validation.
  */
 
-import type { Hop, Nexthop, Route } from "./model";
+import type { Nexthop, Route } from "./model";
 import type { RouteOp } from "./plan-routes";
 import { attrWords } from "./vocabulary/attrs";
 import { NEXTHOP_ATTRS } from "./vocabulary/nexthop-attrs";
@@ -57,6 +57,8 @@ function isPlainToken(s: string): boolean {
 
 /** A token as written, refused unless it is one plain token. */
 function token(t: string | number): string {
+  // A whole number's text is digits (or 1e+21 and up): plain, nothing to check.
+  if (typeof t === "number" && Number.isInteger(t) && t >= 0) return String(t);
   const s = String(t);
   // Only a token starting with a quote can be a quoted one (a plain one has none).
   if (s.charCodeAt(0) === 0x22 && QUOTED_TOKEN.test(s) && !QUOTED_REFUSED.test(s.slice(1, -1)))
@@ -94,8 +96,9 @@ function gateway(gw: string, family: number): string {
 
 /** A multipath route's paths: `nexthop ...` each, the end of the line (iproute2 reads them last). */
 function hopsText(r: Route): string {
+  if (r.hops === undefined) return "";
   let t = "";
-  for (const h of r.hops ?? ([] as Hop[])) {
+  for (const h of r.hops) {
     t += " nexthop";
     if (h.gateway) t += ` via ${gateway(h.gateway, r.family)}`;
     t += ` dev ${token(h.dev)} weight ${token(h.weight)}`;

@@ -31,7 +31,7 @@ export interface KeyGroup {
 export function keyGroups(
   target: readonly Route[],
   hasGateway: (r: Route) => boolean,
-  dstCount: ReadonlyMap<string, number> = countDsts(target),
+  dstCount: Pick<ReadonlyMap<string, number>, "get"> = countDsts(target),
 ): Map<number, KeyGroup> {
   // Routes of one key share a destination: only those whose destination
   // another target route has are keyed (most have it alone).
