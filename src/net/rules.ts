@@ -180,17 +180,22 @@ export function planRules(
     ? []
     : DEFAULT_RULES.filter((d) => !taken.has(`${d.family} ${d.priority}`));
   const target = [...desired, ...defaults];
-  const targetIds = new Set(target.map(ruleIdentity));
-  const currentIds = new Set(current.map(ruleIdentity));
+  // Each rule's identity built once.
+  const targetIdList = target.map(ruleIdentity);
+  const currentIdList = current.map(ruleIdentity);
+  const targetIds = new Set(targetIdList);
+  const currentIds = new Set(currentIdList);
   const ops: RuleOp[] = [];
   const added = new Set<string>();
-  for (const r of target) {
-    const id = ruleIdentity(r);
-    if (currentIds.has(id) || added.has(id)) continue;
+  target.forEach((r, i) => {
+    const id = targetIdList[i] as string;
+    if (currentIds.has(id) || added.has(id)) return;
     added.add(id);
     ops.push({ op: "add", rule: r });
-  }
-  for (const r of current) if (!targetIds.has(ruleIdentity(r))) ops.push({ op: "del", rule: r });
+  });
+  current.forEach((r, i) => {
+    if (!targetIds.has(currentIdList[i] as string)) ops.push({ op: "del", rule: r });
+  });
   return ops;
 }
 
