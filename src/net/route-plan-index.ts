@@ -42,12 +42,15 @@ export class PlanIndex {
   private readonly byDst = new Map<string, Slot | number>();
   private readonly kept: (r: Route) => boolean;
   private readonly withProtocol: boolean;
+  /** Whether there is a current route at all (a table being made has none: nothing to look up). */
+  private readonly hasCurrent: boolean;
   /** Whether two target routes have one destination (else no two share a key). */
   readonly shared: boolean = false;
 
   constructor(o: PlanIndexOptions) {
     this.kept = o.kept;
     this.withProtocol = o.withProtocol;
+    this.hasCurrent = o.current.length > 0;
     for (const r of o.current) {
       const slot = this.byDst.get(r.dst) as Slot | undefined;
       if (slot === undefined) this.byDst.set(r.dst, { current: r, targets: 0 });
@@ -66,6 +69,7 @@ export class PlanIndex {
   }
 
   private currentWith(dst: string): Route | Route[] | undefined {
+    if (!this.hasCurrent) return undefined;
     const slot = this.byDst.get(dst);
     return slot === undefined || typeof slot === "number" ? undefined : slot.current;
   }
