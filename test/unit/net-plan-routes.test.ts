@@ -397,7 +397,10 @@ function withoutExactDuplicates(routes: readonly Route[]): Route[] {
 function hasAppendGroup(routes: readonly Route[]): boolean {
   const seen = new Set<string>();
   for (const r of routes) {
-    if (r.protocol === "kernel") continue;
+    // The kernel's own routes of one key on several links are no group; a
+    // gateway route is, whatever its protocol says (seed 2002091045: two
+    // `fe80::/64 dev ethN via 10.0.0.1 proto kernel`, IPv6 twins in exact mode).
+    if (r.protocol === "kernel" && r.gateway === undefined) continue;
     if (seen.has(routeKey(r))) return true;
     seen.add(routeKey(r));
   }
