@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
-import type { Route } from "../../src/gen/types_pb";
+import { IPFamily, type Route } from "../../src/gen/types_pb";
 import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
@@ -131,6 +131,51 @@ describe.each(["on", "off"])("--ip-session %s", (mode) => {
       expect(err.message).toMatch(/^interface 02:00:00:00:0e:01: .*killed by SIGKILL/);
       expect(await link()).toEqual(before);
       expect(agent.child.stderr).toMatch(/restored state after a failed change/);
+    }, 60_000);
+  });
+
+  describe("a change cut short", () => {
+    it("AddARPNeighbors: ip dies on line 3; the entries are as before, and the restore says restored, not incomplete", async () => {
+      const { ns, ip, agent, client } = await setup(mode);
+      await ns.ip(
+        "neigh",
+        "add",
+        "10.1.1.10",
+        "lladdr",
+        "02:00:00:00:0f:10",
+        "dev",
+        "eth0",
+        "nud",
+        "permanent",
+      );
+      const entries = async () =>
+        (
+          await ns.json<{ dst: string; lladdr?: string; state?: string[] }[]>(
+            "neigh",
+            "show",
+            "dev",
+            "eth0",
+          )
+        )
+          .filter((n) => n.dst.startsWith("10.1.1."))
+          .map((n) => `${n.dst} ${n.lladdr} ${n.state}`)
+          .sort();
+      const before = await entries();
+      expect(before).toEqual(["10.1.1.10 02:00:00:00:0f:10 PERMANENT"]);
+      // The first replaces .10, the next four are new: lines 3-5 never run.
+      const ARPNeighbors = [10, 11, 12, 13, 14].map((i) => ({
+        toIPAddress: { family: IPFamily.v4, address: `10.1.1.${i}`, mask: "" },
+        device: "eth0",
+        lladdr: `02:00:00:00:0f:${i + 10}`,
+        state: 0,
+      }));
+      ip.dieOnLine(3);
+      await refusal(
+        client.unary(AgentService.method.addARPNeighbors, { neighbors: { ARPNeighbors } }),
+      );
+      expect(await entries()).toEqual(before);
+      expect(agent.child.stderr).toMatch(/restored state after a failed change/);
+      expect(agent.child.stderr).not.toMatch(/restore incomplete/);
     }, 60_000);
   });
 
