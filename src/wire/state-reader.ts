@@ -2,9 +2,10 @@
  * netagent.v1.ApplyRequest read by hand where it is large: a whole state
  * of 10,000 routes costs protobuf-es's reflective reader a create() and a
  * field lookup per tag, per route. The routes of the common shape (numbers
- * and ASCII strings, no paths or attributes) are built here; any other
- * route and every other element (interfaces, rules, neighbours, sysctls,
- * nexthop objects: a few each) is read by fromBinary of its own bytes, as
+ * and ASCII strings, no paths or attributes) and the sysctls of ASCII text
+ * (hundreds: every key of every link) are built here; any other route and
+ * every other element (interfaces, rules, neighbours, nexthop objects: a
+ * few each) is read by fromBinary of its own bytes, as
  * fromBinary of the whole request reads it. Anything off the request's own
  * shape (an unknown or repeated top-level field, a wire type other than
  * the schema's, bytes fromBinary refuses) returns undefined, and the
@@ -142,6 +143,26 @@ function plainRoute(end: number): Route | undefined {
   return pos === end ? r : undefined;
 }
 
+/**
+ * A sysctl of ASCII text, as fromBinary builds it (both fields, the last
+ * of a repeated one kept); else undefined. A state holds hundreds, and
+ * fromBinary of each cost 2-7 us cold.
+ */
+function plainSysctl(end: number): unknown {
+  const s = { $typeName: SysctlSchema.typeName, key: "", value: "" };
+  while (pos < end) {
+    const tag = buf[pos++] as number;
+    if (tag !== 0x0a && tag !== 0x12) return undefined;
+    const stop = fieldEnd(end);
+    if (stop < 0) return undefined;
+    const text = ascii(stop - pos, 0);
+    if (text === undefined) return undefined;
+    if (tag === 0x0a) s.key = text;
+    else s.value = text;
+  }
+  return s;
+}
+
 /** Where the length-delimited field whose length is at `pos` ends, or -1 past `end`. */
 function fieldEnd(end: number): number {
   const n = varint(end);
@@ -179,12 +200,12 @@ function state(end: number): unknown {
     const stop = fieldEnd(end);
     if (stop < 0) return undefined;
     let item: unknown;
-    if (field === 2) {
+    if (field === 2 || field === 5) {
       const start = pos;
-      item = plainRoute(stop);
+      item = field === 2 ? plainRoute(stop) : plainSysctl(stop);
       if (item === undefined) {
         pos = start;
-        item = element(RouteSchema, stop);
+        item = element(schema, stop);
       }
     } else item = element(schema, stop);
     if (item === undefined) return undefined;
