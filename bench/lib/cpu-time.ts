@@ -17,3 +17,12 @@ export function threadsCpuNs(pid: number): number {
   }
   return ns;
 }
+
+/**
+ * CPU time of `pid`'s main thread alone, in ns: the JavaScript that runs
+ * the calls, without the JIT compiler, collector and allocator threads
+ * beside it (whose share varies from run to run far more).
+ */
+export function mainThreadCpuNs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]);
+}

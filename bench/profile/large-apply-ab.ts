@@ -19,7 +19,7 @@ import { Netns, randomMac } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";
 import { largeState, LARGE_STATE_TABLES as TABLES } from "../../test/support/large-state";
 import { option } from "../lib/args";
-import { threadsCpuNs } from "../lib/cpu-time";
+import { mainThreadCpuNs, threadsCpuNs } from "../lib/cpu-time";
 import { interleave } from "../lib/interleave";
 import { median } from "../lib/stats";
 import { timeIp } from "../rows/update-routes";
@@ -49,6 +49,7 @@ try {
       pid: agent.child.pid,
       times: [] as number[],
       cpu: [] as number[],
+      main: [] as number[],
     };
   };
   const a = await guest(bins.a);
@@ -79,10 +80,12 @@ try {
   const run = (g: typeof a, what: "a" | "b") => async (first: boolean) => {
     await reset(g.ns);
     const c0 = threadsCpuNs(g.pid);
+    const m0 = mainThreadCpuNs(g.pid);
     const t0 = performance.now();
     await g.client.unary(Network.method.apply, g.request, { timeoutMs: 120_000 });
     g.times.push(performance.now() - t0);
     g.cpu.push((threadsCpuNs(g.pid) - c0) / 1e6);
+    g.main.push((mainThreadCpuNs(g.pid) - m0) / 1e6);
     if (first) {
       const got = await counts(g.ns);
       if (got !== want[what]) throw new Error(`${what}: ${got}, wanted ${want[what]}`);
@@ -91,11 +94,15 @@ try {
   await interleave(pairs, run(a, "a"), run(b, "b"));
   const ratios = b.times.map((x, i) => x / (a.times[i] as number));
   const cpuRatios = b.cpu.map((x, i) => x / (a.cpu[i] as number));
+  const mainRatios = b.main.map((x, i) => x / (a.main[i] as number));
   console.log(`A ${bins.a || "dist/netagent"}: median ${median(a.times).toFixed(1)} ms`);
   console.log(`B ${bins.b || "dist/netagent"}: median ${median(b.times).toFixed(1)} ms`);
   console.log(`B/A median of per-pair ratios: ${median(ratios).toFixed(3)} (${pairs} pairs)`);
   console.log(
     `agent CPU per Apply (its threads, schedstat): A ${median(a.cpu).toFixed(1)} ms, B ${median(b.cpu).toFixed(1)} ms, B/A median of per-pair ratios ${median(cpuRatios).toFixed(3)}`,
+  );
+  console.log(
+    `agent main thread CPU per Apply: A ${median(a.main).toFixed(1)} ms, B ${median(b.main).toFixed(1)} ms, B/A median of per-pair ratios ${median(mainRatios).toFixed(3)}`,
   );
 } finally {
   for (const f of cleanup.reverse()) await f();

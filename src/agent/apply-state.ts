@@ -56,6 +56,11 @@ export interface ApplyDeps {
   tunDevice?: () => boolean;
   /** The guest's state, being read already (inside the write queue), for the first attempt. */
   firstRead?: ReturnType<IpRunner["readFullState"]>;
+  /**
+   * Called with an attempt's plan once ip runs its main batch: work for
+   * the answer that does not wait for the read back is done meanwhile.
+   */
+  batchRunning?(plan: ApplyPlan): void;
 }
 
 export interface ApplyRun {
@@ -288,6 +293,7 @@ async function attempt(
   // batch (its process is started by now), not after it (600 keys, 10-15 ms).
   const early = plan.links.lines.length === 0 && plan.sysctls.length === 0;
   const sysctlsRead = early ? sysctl.read(keys) : undefined;
+  deps.batchRunning?.(first);
   const read = await batching;
   await ip.batch(plan.batch6, { ipv6: true, ...opts });
   const touched6 = plan.ruleOps.some((o) => o.rule.family === 6);

@@ -14,6 +14,7 @@ import type { SysctlFs } from "../net/sysctl-fs";
 import { isManagedLink } from "../net/vocabulary/links";
 import type { ServiceImpl } from "../ttrpc/service";
 import { stateToWire } from "../wire/state-map";
+import { writePlanAhead } from "../wire/state-writer";
 import { applyState } from "./apply-state";
 import type { Logger } from "./log";
 import type { SerialQueue } from "./serial-queue";
@@ -73,12 +74,18 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
           desired = checked.valid;
           firstRead = checked.reading;
         }
-        const deps = { ip, sysctl, log, record: queue.record.bind(queue), firstRead };
+        // The answer's plan lines, listed and written while ip runs the batch.
+        let ahead: { plan: ApplyPlan; lines: string[] } | undefined;
+        const batchRunning = (plan: ApplyPlan) => {
+          ahead = { plan, lines: planText(plan) };
+          writePlanAhead(ahead.lines);
+        };
+        const deps = { ip, sysctl, log, record: queue.record.bind(queue), firstRead, batchRunning };
         const { state, plan, leftOut } = await applyState(deps, desired, run);
         const sysctls = [...state.sysctls].map(([key, value]) => ({ key, value }));
         return {
           result: stateToWire({ ...state, sysctls }),
-          plan: planText(plan),
+          plan: ahead?.plan === plan ? ahead.lines : planText(plan),
           leftOut: leftOut.map((l) => create(LeftOutSchema, l)),
         };
       }, ctx.signal);

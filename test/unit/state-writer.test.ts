@@ -8,7 +8,11 @@ import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApplyResponseSchema, StateSchema } from "../../src/gen/network_pb";
-import { encodeApplyResponse, encodeState } from "../../src/wire/state-writer";
+import {
+  encodeApplyResponse,
+  encodeState,
+  writePlanAhead,
+} from "../../src/wire/state-writer";
 import { ascii, hex, state, text } from "./state-codec-helpers";
 
 type Init = MessageInitShape<typeof ApplyResponseSchema>;
@@ -38,6 +42,22 @@ describe("encodeApplyResponse and encodeState against toBinary", () => {
         }
       }),
       { numRuns: 5_000 },
+    );
+  });
+
+  it("plan lines written ahead (as Apply does while ip runs): toBinary's bytes, ASCII or not", () => {
+    fc.assert(
+      fc.property(response(fc.oneof(ascii, text)), (m) => {
+        writePlanAhead(m.plan);
+        const fast = encodeApplyResponse(m);
+        if (m.plan.every((l) => /^[\x00-\x7f]*$/.test(l)) && fast === undefined) {
+          // Only the rest of the answer may decline (non-ASCII text elsewhere).
+          const rest = create(ApplyResponseSchema, { ...m, plan: [] });
+          expect(encodeApplyResponse(rest)).toBeUndefined();
+        }
+        if (fast !== undefined) expect(hex(fast)).toBe(hex(toBinary(ApplyResponseSchema, m)));
+      }),
+      { numRuns: 3_000 },
     );
   });
 
