@@ -17,12 +17,12 @@ import { AgentClient } from "../../src/host/client";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns, randomMac } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";
-import { largeState, LARGE_STATE_TABLES as TABLES } from "../../test/support/large-state";
+import { largeState } from "../../test/support/large-state";
 import { option } from "../lib/args";
 import { mainThreadCpuNs, threadsCpuNs } from "../lib/cpu-time";
 import { interleave } from "../lib/interleave";
 import { median } from "../lib/stats";
-import { timeIp } from "../rows/update-routes";
+import { flushLargeState } from "../rows/large-state";
 
 const pairs = Number(option("--pairs", "15"));
 const bins = { a: option("--a-bin", ""), b: option("--b-bin", "") };
@@ -67,16 +67,7 @@ try {
     return JSON.stringify({ routes: own.length, nexthops: nh.length, rules: rules.length });
   };
   const want = { a: await counts(a.ns), b: await counts(b.ns) };
-  const reset = async (ns: Netns) => {
-    const lines = [
-      "nexthop flush",
-      ...TABLES.map((t) => `route flush table ${t}`),
-      ...Array.from({ length: 100 }, (_, i) => `rule del priority ${1000 + i}`),
-    ];
-    await timeIp(["-n", ns.name, "-force", "-batch", "-"], `${lines.join("\n")}\n`).catch(
-      () => undefined,
-    );
-  };
+  const reset = (ns: Netns) => flushLargeState(ns.name);
   const run = (g: typeof a, what: "a" | "b") => async (first: boolean) => {
     await reset(g.ns);
     const c0 = threadsCpuNs(g.pid);

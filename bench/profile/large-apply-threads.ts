@@ -15,10 +15,10 @@ import { AgentClient } from "../../src/host/client";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns, randomMac } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";
-import { largeState, LARGE_STATE_TABLES as TABLES } from "../../test/support/large-state";
+import { largeState } from "../../test/support/large-state";
 import { option } from "../lib/args";
 import { median } from "../lib/stats";
-import { timeIp } from "../rows/update-routes";
+import { flushLargeState } from "../rows/large-state";
 
 const bin = option("--bin", "");
 const runs = Number(option("--runs", "6"));
@@ -63,14 +63,7 @@ try {
     const walls: number[] = [];
     const faults: number[] = [];
     for (let i = 0; i < runs; i++) {
-      const flush = [
-        "nexthop flush",
-        ...TABLES.map((t) => `route flush table ${t}`),
-        ...Array.from({ length: 100 }, (_, k) => `rule del priority ${1000 + k}`),
-      ];
-      await timeIp(["-n", ns.name, "-force", "-batch", "-"], `${flush.join("\n")}\n`).catch(
-        () => undefined,
-      );
+      await flushLargeState(ns.name);
       const before = threads(pid);
       const f0 = minorFaults(pid);
       const t0 = performance.now();

@@ -20,6 +20,16 @@ import type { Row } from "../lib/row";
 import { median, summarize } from "../lib/stats";
 import { timeIp } from "./update-routes";
 
+/** The guest netns `ns` back to row 12's start: its nexthop objects, the state's tables and rules flushed. */
+export async function flushLargeState(ns: string): Promise<void> {
+  const lines = [
+    "nexthop flush",
+    ...TABLES.map((t) => `route flush table ${t}`),
+    ...Array.from({ length: 100 }, (_, i) => `rule del priority ${1000 + i}`),
+  ];
+  await timeIp(["-n", ns, "-force", "-batch", "-"], `${lines.join("\n")}\n`).catch(() => undefined);
+}
+
 export async function largeStateRows(pairs: number): Promise<Row[]> {
   let guest: Guest | undefined;
   let client: AgentClient | undefined;
@@ -48,16 +58,7 @@ export async function largeStateRows(pairs: number): Promise<Row[]> {
       return { routes: own.length, nexthops: nh.length, rules: rules.length };
     };
     const want = await counts();
-    const reset = async () => {
-      const lines = [
-        "nexthop flush",
-        ...TABLES.map((t) => `route flush table ${t}`),
-        ...Array.from({ length: 100 }, (_, i) => `rule del priority ${1000 + i}`),
-      ];
-      await timeIp(["-n", ns.name, "-force", "-batch", "-"], `${lines.join("\n")}\n`).catch(
-        () => undefined,
-      );
-    };
+    const reset = () => flushLargeState(ns.name);
     const check = async (what: string) => {
       const got = await counts();
       if (JSON.stringify(got) !== JSON.stringify(want))
