@@ -287,7 +287,7 @@ async function attempt(
   const keys = desired.sysctls.map((s) => s.key);
   const plan = await settleLinks(deps, first, before, desired, run);
   await ip.batch(plan.batch6First, { ipv6: true, ...opts });
-  const batching = ip.batchAndRead(plan.batch, opts);
+  const batching = ip.batchAndRead(plan.batch, opts, plan.batchParts);
   // Routes, rules, nexthop objects and neighbours change no sysctl: without
   // a link line or a sysctl write the keys are read while ip runs the
   // batch (its process is started by now), not after it (600 keys, 10-15 ms).

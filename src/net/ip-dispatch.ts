@@ -34,6 +34,8 @@ const SESSION_SENTINEL = "link show";
 export interface IpWork {
   signal?: AbortSignal;
   details?: boolean;
+  /** A one-shot process whatever the size: a part of a large batch, or its read of a large table. */
+  oneShot?: boolean;
 }
 
 /** A change batch: `force` carries on past failures, `ipv6` runs it as `ip -6`. */
@@ -62,7 +64,7 @@ export class IpDispatch {
    * `ip -json [-details] -batch -`.
    */
   jsonBatch(lines: readonly string[], reads: number, work: IpWork = {}): Promise<RunResult> {
-    const session = this.sessionFor(lines.length);
+    const session = work.oneShot ? undefined : this.sessionFor(lines.length);
     return session
       ? this.exchange(session, lines, reads, work)
       : this.oneShotBatch([...jsonArgs(work), "-batch", "-"], lines, lines.length - reads, work);
@@ -78,7 +80,8 @@ export class IpDispatch {
     work: BatchWork,
   ): Promise<RunResult> {
     const all = [...lines, ...reads];
-    const session = work.force || work.ipv6 ? undefined : this.sessionFor(all.length);
+    const session =
+      work.force || work.ipv6 || work.oneShot ? undefined : this.sessionFor(all.length);
     if (session) return this.exchange(session, all, reads.length, work);
     const args = work.force ? ["-force", "-batch", "-"] : ["-batch", "-"];
     // `-6`: lines whose family only the command line can give (IPv6 rules without a prefix).

@@ -7,7 +7,9 @@
  * ip-results.ts's. Every run is bounded in time ({@link IpLimits}) and
  * killed when the call that asked for it is cancelled.
  */
+import { availableParallelism } from "node:os";
 import type { FullState } from "./full-state";
+import { inWholeBatch, MAX_PARALLEL_IP, runBeforeAndTogether } from "./ip-batch-parts";
 import { type BatchWork, IpDispatch, type IpWork } from "./ip-dispatch";
 import { type IpLimits, IpOneShot } from "./ip-one-shot";
 import type { RunResult } from "./ip-resident";
@@ -17,6 +19,7 @@ import type { IpSession } from "./ip-session";
 import type { Link, NetState, Route } from "./model";
 import { parseLinks, parseNeighbors, parseRoutes } from "./parse-ip-json";
 import { parseNexthops } from "./parse-ip-nexthops";
+import type { BatchParts } from "./plan-parallel";
 import { parseRules } from "./rules";
 import type { Semaphore } from "./semaphore";
 
@@ -43,6 +46,12 @@ export interface IpRunnerOptions {
   slots?: Semaphore;
   /** The resident ip for small batches and reads (the agent's; see ip-session.ts). */
   session?: IpSession;
+  /**
+   * How many ip processes a batch in parts may run at once (default: the
+   * CPUs this process may use, at most {@link MAX_PARALLEL_IP}); 1 runs
+   * every batch in one process.
+   */
+  parallel?: number;
 }
 
 /**
@@ -71,12 +80,14 @@ type LinksAndRoutes = { links: Omit<Link, "kind">[]; routes: Route[] };
 export class IpRunner {
   private readonly oneShot: IpOneShot;
   private readonly dispatch: IpDispatch;
+  private readonly parallel: number;
   /** readLinksAndRoutes' last text and what it was parsed into (one entry, a few MiB at most). */
   private lastLinksAndRoutes: { text: string; state: LinksAndRoutes } | undefined;
 
   constructor(options: IpRunnerOptions = {}) {
     this.oneShot = new IpOneShot(options);
     this.dispatch = new IpDispatch(this.oneShot, options.session);
+    this.parallel = Math.min(options.parallel ?? availableParallelism(), MAX_PARALLEL_IP);
   }
 
   /** How long a run fed `lines` lines may take before it is killed. */
@@ -174,15 +185,27 @@ export class IpRunner {
   async batchAndRead(
     lines: readonly string[],
     opts: IpRunOptions = {},
+    parts?: BatchParts,
   ): Promise<Omit<FullState, "sysctls" | "rules"> & { rules4: FullState["rules"] }> {
     const reads = FULL_READ;
-    const all = [...lines, ...reads];
-    const r = await this.dispatch.jsonBatch(all, reads.length, opts);
-    const [links, routes, neighbors, proxies, nexthops, rules] = batchDocuments(
-      r,
-      all,
-      "ip -batch",
-    ).slice(-reads.length);
+    let rest = lines;
+    let work: IpWork = opts;
+    // A batch in parts, on a machine with the CPUs: its middle at once, its
+    // last part with the read back (`lines` is the parts in order).
+    if (parts && this.parallel > 1 && parts.together.length > 1) {
+      await runBeforeAndTogether(this.dispatch, parts, this.parallel, opts);
+      rest = parts.after;
+      work = { ...opts, oneShot: true };
+    }
+    const all = [...rest, ...reads];
+    const r = await this.dispatch.jsonBatch(all, reads.length, work);
+    let documents: unknown[];
+    try {
+      documents = batchDocuments(r, all, "ip -batch");
+    } catch (err) {
+      throw inWholeBatch(err, (i) => i + lines.length - rest.length);
+    }
+    const [links, routes, neighbors, proxies, nexthops, rules] = documents.slice(-reads.length);
     return {
       links: parseLinks(links),
       routes: this.dispatch.noteRoutes(await routesWithLocks(this.oneShot, routes, opts.signal)),

@@ -17,6 +17,7 @@ import {
   renderPermanentNeighbor,
 } from "./plan-neighbors";
 import type { NexthopPlan } from "./plan-nexthops";
+import type { BatchParts } from "./plan-parallel";
 import { planRouteState } from "./plan-route-state";
 import type { RouteOp } from "./plan-routes";
 import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps } from "./rules";
@@ -39,6 +40,8 @@ export interface ApplyPlan {
   neighborLines: string[];
   /** Lines for `ip -batch -`, in order. */
   batch: string[];
+  /** `batch` in parts whose middle may run in several processes at once (plan-parallel.ts). */
+  batchParts?: BatchParts;
   /** Lines for `ip -6 -batch -`, run after `batch`. */
   batch6: string[];
   /** Lines for `ip -6 -batch -`, run before `batch` (IPv6 blackhole nexthop objects). */
@@ -70,12 +73,14 @@ export function planApply(
   const ruleOps = planRules(current.rules, desired.rules, { exact: options.exact });
   const neighborLines = planPermanentNeighbors(current, desired, links);
   const ruleLines = renderRuleOps(ruleOps);
-  const batch = [
-    ...links.lines,
-    ...routes.lines,
-    ...ruleLines.filter((l) => !l.startsWith(IPV6_BATCH)),
-    ...neighborLines,
-  ];
+  const rules4 = ruleLines.filter((l) => !l.startsWith(IPV6_BATCH));
+  const batch = [...links.lines, ...routes.lines, ...rules4, ...neighborLines];
+  const parts = routes.parts;
+  const batchParts = parts && {
+    before: [...links.lines, ...parts.before],
+    together: parts.together,
+    after: [...parts.after, ...rules4, ...neighborLines],
+  };
   const batch6 = ruleLines
     .filter((l) => l.startsWith(IPV6_BATCH))
     .map((l) => l.slice(IPV6_BATCH.length));
@@ -94,6 +99,7 @@ export function planApply(
     ruleOps,
     neighborLines,
     batch,
+    ...(batchParts ? { batchParts } : {}),
     batch6,
     batch6First: routes.lines6,
     sysctls,

@@ -12,6 +12,7 @@ import { impliedKernelRoutes } from "./kernel-routes";
 import type { Link, Nexthop, Route } from "./model";
 import type { LinkPhase } from "./plan-link-phase";
 import { afterLinkChanges, type NexthopPlan, planNexthops, withoutNexthops } from "./plan-nexthops";
+import { type BatchParts, parallelRouteOps } from "./plan-parallel";
 import type { RouteOp } from "./plan-routes";
 import { planTables } from "./plan-tables";
 import {
@@ -31,6 +32,11 @@ export interface RouteStatePlan {
    * `-6` can make (nexthopNeeds6); on lo, which no link line touches.
    */
   lines6: string[];
+  /**
+   * `lines` in parts whose middle may run table by table at once
+   * (plan-parallel.ts), when the plan is large and of that shape.
+   */
+  parts?: BatchParts;
 }
 
 /** A link's name after the link lines, by its name before (unchanged when it is not renamed). */
@@ -77,8 +83,21 @@ export function planRouteState(
     kernel: impliedKernelRoutes(phase.predicted),
   });
   const { main, six } = splitSix(nexthops.heads);
-  const lines = nexthopAndRouteLines(routeOps, main, nexthops.tails);
-  return { nexthops, routeOps, lines, lines6: renderNexthopOps(six) };
+  const lines6 = renderNexthopOps(six);
+  const parallel = parallelRouteOps(routeOps);
+  if (parallel === undefined) {
+    const lines = nexthopAndRouteLines(routeOps, main, nexthops.tails);
+    return { nexthops, routeOps, lines, lines6 };
+  }
+  // Every table's routes without a gateway, then the objects (their
+  // gateways reachable), then the gateway routes, then the deletes.
+  const parts: BatchParts = {
+    before: [...renderRouteOps(parallel.first), ...renderNexthopOps(main)],
+    together: parallel.byTable.map(renderRouteOps),
+    after: [...renderRouteOps(parallel.last), ...renderNexthopOps(nexthops.tails)],
+  };
+  const lines = [...parts.before, ...parts.together.flat(), ...parts.after];
+  return { nexthops, routeOps, lines, lines6, parts };
 }
 
 /**
