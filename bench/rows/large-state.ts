@@ -7,9 +7,11 @@
  * prefix routes and default rules, as a pod read does). Each run starts
  * from the guest with every table, rule and nexthop object flushed, and
  * Applies it (exact), timed from the request to the answer (read, plan,
- * one ip -batch, read back, check). The floor makes the same changes: the
- * plan's own batch lines (a dry run from the same start, not timed)
- * through one `ip -n GUEST -batch -`. Runs alternate A B / B A.
+ * ip -batch, read back, check; on two CPUs the plan's gateway routes run
+ * table by table in two ip processes, plan-parallel.ts). The floor makes
+ * the same changes: the plan's own batch lines (a dry run from the same
+ * start, not timed) through one `ip -n GUEST -batch -`. Runs alternate
+ * A B / B A.
  */
 import { Network } from "../../src/gen/network_pb";
 import { AgentClient } from "../../src/host/client";
@@ -104,7 +106,7 @@ export async function largeStateRows(pairs: number): Promise<Row[]> {
         goal: "ratio <= 1.5",
         met: median(ratios) <= 1.5,
         notes: [
-          "ours: netagent.v1.Network/Apply (exact): validate, read, plan, 1 ip -batch, read back, re-plan, answer the state",
+          "ours: netagent.v1.Network/Apply (exact): validate, read, plan, ip -batch (gateway routes in 2 processes by table on 2+ CPUs), read back, re-plan, answer the state",
           "reference: the same plan's batch lines, no reads",
         ],
         commands: [`bun bench/run.ts --rows 12 --pairs ${pairs}`],
