@@ -21,6 +21,7 @@ import { existsSync } from "node:fs";
 import type { DesiredState, FullState } from "../net/full-state";
 import { IpBatchError } from "../net/ip-results";
 import type { IpRunner } from "../net/ip-runner";
+import { hasPeerRoute, peerRoutes6 } from "../net/kernel-routes";
 import { type ApplyPlan, currentKey, planApply, type SysctlWrite } from "../net/plan-apply";
 import {
   culpritOf,
@@ -39,7 +40,7 @@ import { Code, TtrpcError } from "../ttrpc/codes";
 import { tuntapProblems } from "./apply-tuntaps";
 import type { Change } from "./change-record";
 import { codeOfNetError } from "./error-status";
-import { APPLY_MAX_REFUSED } from "./limits";
+import { APPLY_MAX_REFUSED, PEER_ROUTE_POLL_MS, PEER_ROUTE_WAIT_MS } from "./limits";
 import type { Logger } from "./log";
 import { noteRollback } from "./rollbacks";
 
@@ -325,7 +326,9 @@ async function attempt(
  * IPv4 address, in every table; routes by the removed source). Then the
  * link lines run first, with a read, and the rest is planned against what
  * the kernel really left: two batches instead of one, and no delete of a
- * route the kernel already took. The sysctl writes, with their previous
+ * route the kernel already took. So does a plan that adds an IPv6 address
+ * with a peer: the read is repeated until the kernel's route to the peer
+ * is there (at most PEER_ROUTE_WAIT_MS; it takes a few milliseconds). The sysctl writes, with their previous
  * values for the restore, stay the first plan's.
  */
 async function settleLinks(
@@ -336,9 +339,20 @@ async function settleLinks(
   run: ApplyRun,
 ): Promise<ApplyPlan> {
   // A link going down and up is in the model (plan-link-phase.ts); an
-  // address going away is not.
-  if (!plan.links.lines.some((l) => l.startsWith("addr del "))) return plan;
-  const { rules4, ...rest } = await deps.ip.batchAndRead(plan.links.lines, { signal: run.signal });
+  // address going away is not, and neither is the moment IPv6 takes to
+  // route to a new address's peer: a gateway route through the peer in the
+  // same batch is refused ("No route to host").
+  const peers = peerRoutes6(plan.links.predicted).filter((p) => !hasPeerRoute(before.routes, p));
+  const settle = plan.links.lines.length > 0 && peers.length > 0;
+  if (!settle && !plan.links.lines.some((l) => l.startsWith("addr del "))) return plan;
+  const opts = { signal: run.signal };
+  let read = await deps.ip.batchAndRead(plan.links.lines, opts);
+  const end = performance.now() + PEER_ROUTE_WAIT_MS;
+  while (peers.some((p) => !hasPeerRoute(read.routes, p)) && performance.now() < end) {
+    await Bun.sleep(PEER_ROUTE_POLL_MS);
+    read = await deps.ip.batchAndRead([], opts);
+  }
+  const { rules4, ...rest } = read;
   const now: FullState = {
     ...rest,
     rules: [...rules4, ...before.rules.filter((r) => r.family === 6)],

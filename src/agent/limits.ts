@@ -29,6 +29,15 @@ export { LIMITS as APPLY_LIMITS } from "./validate-state";
  */
 export const APPLY_MAX_REFUSED = 16;
 
+/**
+ * How long an Apply that adds IPv6 peer addresses waits for the kernel's
+ * /128 routes to the peers before its routes (apply-state.ts settleLinks),
+ * reading every {@link PEER_ROUTE_POLL_MS}; past it the batch runs anyway
+ * and a route through a peer still missing is refused as before.
+ */
+export const PEER_ROUTE_WAIT_MS = 1000;
+export const PEER_ROUTE_POLL_MS = 5;
+
 /** Connections served at once (`--max-connections`); more are refused on accept. */
 export const DEFAULT_MAX_CONNECTIONS = 64;
 

@@ -70,6 +70,33 @@ function destinations(a: Address): string[] {
   return out.filter(Boolean);
 }
 
+/**
+ * The /128 routes IPv6 makes for the peers of `links`' addresses (links
+ * up): the kernel adds them a moment after the address, from addrconf's
+ * work queue, not before `ip` has its answer.
+ */
+export function peerRoutes6(
+  links: readonly Pick<Link, "name" | "flags" | "mtu" | "addresses">[],
+): { dst: string; dev: string }[] {
+  const out: { dst: string; dev: string }[] = [];
+  for (const link of links) {
+    // Below 1280 bytes a link has no IPv6 at all.
+    if (!isManagedLink(link.name) || !link.flags.includes("UP") || link.mtu < 1280) continue;
+    for (const a of link.addresses) {
+      const dst = a.family === 6 && a.peer ? network(a.peer, 128) : undefined;
+      if (dst) out.push({ dst, dev: link.name });
+    }
+  }
+  return out;
+}
+
+/** Whether `routes` hold the main-table IPv6 route `p` (peerRoutes6). */
+export function hasPeerRoute(routes: readonly Route[], p: { dst: string; dev: string }): boolean {
+  return routes.some(
+    (r) => r.family === 6 && r.dst === p.dst && r.dev === p.dev && (r.table ?? 254) === 254,
+  );
+}
+
 export function impliedKernelRoutes(
   links: readonly Pick<Link, "name" | "flags" | "addresses">[],
 ): Route[] {
