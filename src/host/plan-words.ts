@@ -38,6 +38,11 @@ function routeOf(t: readonly string[]): { table: string; view: RouteView } {
     const w = t[i] as string;
     const v = t[i + 1];
     const known = v !== undefined;
+    // A multipath route's paths (render-batch writes them last): shown as they are.
+    if (w === "nexthop") {
+      extra.push(...t.slice(i));
+      break;
+    }
     if (w === "onlink") view.onlink = true;
     else if (w === "via" && known) view.gateway = v;
     else if (w === "dev" && known) view.dev = v;

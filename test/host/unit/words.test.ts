@@ -155,6 +155,17 @@ describe("a route reads the same everywhere", () => {
     ).toBe(`add or replace ${line}`);
   });
 
+  it("a multipath route's paths are shown as paths, each with its gateway and device", () => {
+    expect(
+      describePlanLine(
+        "route replace 2001:db8:2::/48 scope 0 metric 1024 table 100 nexthop via fe80::9 dev eth0 weight 1 nexthop via fd00:5::1 dev eth1 weight 2 onlink",
+      ),
+    ).toEqual({
+      group: "routes, table 100",
+      text: "add or replace 2001:db8:2::/48 metric 1024 nexthop via fe80::9 dev eth0 weight 1 nexthop via fd00:5::1 dev eth1 weight 2 onlink",
+    });
+  });
+
   it("a word the plan does not know is kept, in order, at the end", () => {
     expect(
       describePlanLine("route replace 10.0.0.0/24 dev eth0 scope 0 metric 0 pref high table 7"),
