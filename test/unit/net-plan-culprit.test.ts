@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import type { DesiredState, FullState } from "../../src/net/full-state";
-import type { Link, Route } from "../../src/net/model";
+import type { Link } from "../../src/net/model";
 import { planApply } from "../../src/net/plan-apply";
 import { culpritOf, withoutFields } from "../../src/net/plan-culprit";
 import type { Rule } from "../../src/net/rules";
+import { route } from "../support/routes";
 
 const MAC = "02:00:00:00:00:01";
 const gst0: Link = {
@@ -21,20 +22,6 @@ const gst0: Link = {
   kind: "veth",
   addresses: [{ family: 4, address: "10.9.0.2", prefix: 24, scope: "global" }],
 };
-
-const route = (over: Partial<Route>): Route => ({
-  family: 4,
-  table: 254,
-  dst: "0.0.0.0/0",
-  dev: "eth0",
-  scope: 0,
-  metric: 0,
-  onlink: false,
-  mtu: 0,
-  protocol: "boot",
-  type: "unicast",
-  ...over,
-});
 
 const rule = (over: Partial<Rule>): Rule => ({
   family: 4,

@@ -15,20 +15,7 @@ import type { Link, Route } from "../../src/net/model";
 import { planApply } from "../../src/net/plan-apply";
 import { PARALLEL_MIN_GATEWAY_ROUTES, parallelRouteOps } from "../../src/net/plan-parallel";
 import { planTables } from "../../src/net/plan-tables";
-
-const route = (over: Partial<Route>): Route => ({
-  family: 4,
-  table: 254,
-  dst: "0.0.0.0/0",
-  dev: "eth0",
-  scope: 0,
-  metric: 0,
-  onlink: false,
-  mtu: 0,
-  protocol: "boot",
-  type: "unicast",
-  ...over,
-});
+import { route } from "../support/routes";
 
 const TABLES = [254, 100, 200, 300];
 
