@@ -328,8 +328,9 @@ async function attempt(
  * the kernel really left: two batches instead of one, and no delete of a
  * route the kernel already took. So does a plan that adds an IPv6 address
  * with a peer: the read is repeated until the kernel's route to the peer
- * is there (at most PEER_ROUTE_WAIT_MS; it takes a few milliseconds). The sysctl writes, with their previous
- * values for the restore, stay the first plan's.
+ * is there (at most PEER_ROUTE_WAIT_MS; it takes a few milliseconds). The
+ * sysctl writes, with their previous values for the restore, stay the
+ * first plan's.
  */
 async function settleLinks(
   deps: ApplyDeps,
