@@ -7,6 +7,7 @@
  */
 import type { AgentClient } from "./client";
 import { compareComplete, type Finding } from "./complete-diff";
+import type { CompleteRead } from "./complete-read";
 import type { ProbesOutcome } from "./complete-report";
 import { readGuestComplete, readPodComplete } from "./complete-sources";
 import { lookupText, sameDecision } from "./lookup-compare";
@@ -48,9 +49,32 @@ export async function compareBoth(
     const [a, b] = [p[i], g[i]];
     return a && b && !sameDecision(a, b) ? [{ lookup: lookupText(l), pod: a, guest: b }] : [];
   });
+  const tentative =
+    disagreements.length === 0
+      ? []
+      : [...tentativeAddresses(pod, "pod"), ...tentativeAddresses(guest, "guest")];
   return {
     findings,
-    probes: { asked: lookups.length, disagreements },
+    probes: { asked: lookups.length, disagreements, tentative },
     differences: findings.length + disagreements.length,
   };
+}
+
+/**
+ * The addresses of a side still in duplicate address detection ("guest:
+ * fe80::1 on eth0"): no source for a lookup until it ends, about a second
+ * after the address or its link came up (right after a sync, the guest's
+ * own link-local), so lookups differ meanwhile.
+ */
+export function tentativeAddresses(read: CompleteRead, side: string): string[] {
+  const out: string[] = [];
+  for (const link of read.addresses) {
+    const infos = Array.isArray(link.addr_info)
+      ? (link.addr_info as Record<string, unknown>[])
+      : [];
+    for (const a of infos) {
+      if (a.tentative === true) out.push(`${side}: ${String(a.local)} on ${String(link.ifname)}`);
+    }
+  }
+  return out;
 }

@@ -21,6 +21,8 @@ export interface ProbeResult {
 export interface ProbesOutcome {
   asked: number;
   disagreements: ProbeResult[];
+  /** When some disagree: addresses of either side still tentative (complete-compare.ts). */
+  tentative?: string[];
 }
 
 export function findingRow(f: Finding): Row {
@@ -75,8 +77,13 @@ export function probesSection(p: ProbesOutcome): Section {
       rows: [{ mark: "=", pod: `all ${p.asked} decide the same in pod and guest`, guest: "" }],
     };
   }
+  // An address in duplicate address detection is no source yet: said, as it passes.
+  const tentative = p.tentative ?? [];
+  const why = tentative.length
+    ? `; still tentative (duplicate address detection, about a second after its link came up, no source until then): ${tentative.join(", ")}`
+    : "";
   return {
-    title,
+    title: `${title}${why}`,
     rows: p.disagreements.map((d) => ({
       mark: "~",
       pod: `${d.lookup}: ${decisionWords(d.pod)}`,

@@ -8,7 +8,11 @@ import {
   type Route,
   RouteSchema,
 } from "../../../src/gen/types_pb";
+import { tentativeAddresses } from "../../../src/host/complete-compare";
+import type { CompleteRead } from "../../../src/host/complete-read";
+import { probesSection } from "../../../src/host/complete-report";
 import { compareNetworks, renderComparison } from "../../../src/host/diff";
+import type { Decision } from "../../../src/net/ip-lookups";
 
 const MAC = "62:f5:74:89:88:1f";
 const LL = "fe80::60f5:74ff:fe89:881f";
@@ -167,5 +171,33 @@ describe("compareNetworks", () => {
       ["<", ""],
       ["<", ""],
     ]);
+  });
+});
+
+describe("diff --probes: a tentative address is named beside the lookups that differ", () => {
+  const read = (addrInfo: Record<string, unknown>[]) =>
+    ({ addresses: [{ ifname: "eth0", addr_info: addrInfo }] }) as unknown as CompleteRead;
+  const decision = { route: { dev: "eth0", table: "main" } } as unknown as Decision;
+
+  it("lists each side's tentative addresses, and only those", () => {
+    const guest = read([
+      { family: "inet6", local: "fd00:5::a", prefixlen: 128 },
+      { family: "inet6", local: "fe80::1", prefixlen: 64, tentative: true },
+    ]);
+    expect(tentativeAddresses(guest, "guest")).toEqual(["guest: fe80::1 on eth0"]);
+    expect(tentativeAddresses(read([{ family: "inet6", local: "fe80::2" }]), "pod")).toEqual([]);
+  });
+
+  it("says so in the lookups' title when some differ, not when all agree", () => {
+    const differ = probesSection({
+      asked: 3,
+      disagreements: [{ lookup: "route get fe80::9", pod: decision, guest: decision }],
+      tentative: ["guest: fe80::1 on eth0"],
+    });
+    expect(differ.title).toBe(
+      "route lookups (3 drawn from the pod's routes and rules; 2 agree); still tentative (duplicate address detection, about a second after its link came up, no source until then): guest: fe80::1 on eth0",
+    );
+    const agree = probesSection({ asked: 3, disagreements: [], tentative: [] });
+    expect(agree.title).toBe("route lookups (3 drawn from the pod's routes and rules; 3 agree)");
   });
 });
