@@ -65,7 +65,8 @@ export function createNetworkService(
    * other network change.
    */
   async function waitForLink(mac: string, ctx: CallContext, giveUp: number): Promise<void> {
-    log.debug("waiting for a hot-plugged link", { hwAddr: mac });
+    // Info: a call held up by a NIC not there yet is what a stuck pod shows first.
+    log.info("waiting for a hot-plugged link", { hwAddr: mac });
     for (;;) {
       const readStart = performance.now();
       const state = await ip.readLinks({ signal: ctx.signal });

@@ -253,8 +253,15 @@ describe("sync --watch follows a pod", () => {
     const mac2 = randomMac();
     await addPodNic(pod.pod, pod.host, "eth2", `h2${pod.pod.name.slice(-6)}`, mac2);
     await pod.pod.ip("addr", "add", "10.14.2.2/24", "dev", "eth2");
-    // The sync is now waiting for a guest NIC with mac2.
-    await new Promise((r) => setTimeout(r, 1000));
+    // The sync is waiting for a guest NIC with mac2 once the agent says so
+    // (a fixed second was not always enough under load).
+    await waitFor(
+      () =>
+        agent.stderr
+          .split("\n")
+          .some((l) => l.includes("waiting for a hot-plugged link") && l.includes(mac2)),
+      { what: `the agent waiting for ${mac2}` },
+    );
     process.kill(watch.child.pid, "SIGTERM");
     await new Promise((r) => setTimeout(r, 1000));
     expect(watch.child.running).toBe(true);

@@ -89,8 +89,9 @@ export async function agentAt(ns: Netns, socket: string): Promise<Child> {
     NETAGENT,
     "--listen",
     `unix://${socket}`,
+    // info: the hot-plug test waits for the agent's "waiting for a hot-plugged link".
     "--log-level",
-    "warn",
+    "info",
   ]);
   await waitForSocket(child, socket);
   await waitFor(async () => !child.running || (await answersCheck(socket)), {
