@@ -68,7 +68,8 @@ describe("sync --watch follows a pod", () => {
   afterAll(async () => {
     await watch?.child.kill();
     await agent?.kill();
-    await guest?.ns.remove();
+    // The whole guest: its netns and its NIC's wire netns (its agent is stopped already).
+    await guest?.remove();
     if (!podRemoved) await pod?.remove();
     dir.remove();
   });
