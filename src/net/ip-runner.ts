@@ -199,11 +199,13 @@ export class IpRunner {
     }
     const all = [...rest, ...reads];
     const r = await this.dispatch.jsonBatch(all, reads.length, work);
+    // After parts, a refused line of the last one is named by its place in the whole batch.
+    const offset = lines.length - rest.length;
     let documents: unknown[];
     try {
       documents = batchDocuments(r, all, "ip -batch");
     } catch (err) {
-      throw inWholeBatch(err, (i) => i + lines.length - rest.length);
+      throw offset === 0 ? err : inWholeBatch(err, (i) => i + offset);
     }
     const [links, routes, neighbors, proxies, nexthops, rules] = documents.slice(-reads.length);
     return {

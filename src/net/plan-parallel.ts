@@ -64,6 +64,8 @@ function checkedAlone(r: Route): boolean {
  * {@link PARALLEL_MIN_GATEWAY_ROUTES} gateway routes over two tables.
  */
 export function parallelRouteOps(ops: readonly RouteOp[]): ParallelRouteOps | undefined {
+  // Most plans are small: not walked (planApply runs twice an Apply).
+  if (ops.length < PARALLEL_MIN_GATEWAY_ROUTES) return undefined;
   let tail = ops.length;
   while (tail > 0 && (ops[tail - 1] as RouteOp).op === "delete") tail--;
   if (tail === 0) return undefined;
