@@ -1,13 +1,12 @@
 /**
- * A model Route for the planners' tests: an IPv4 main-table unicast route
- * through eth0 with the kernel's defaults (scope universe, metric 0,
- * protocol boot), `over` changing any field.
+ * A model Route for the planners' and renderers' tests: an IPv4 unicast
+ * route through eth0 with the kernel's defaults (main table, as no `table`
+ * means; scope universe, metric 0, protocol boot), `over` changing any field.
  */
 import type { Route } from "../../src/net/model";
 
 export const route = (over: Partial<Route> = {}): Route => ({
   family: 4,
-  table: 254,
   dst: "0.0.0.0/0",
   dev: "eth0",
   scope: 0,

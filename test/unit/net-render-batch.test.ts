@@ -11,6 +11,7 @@ import {
   renderRouteReplace,
   UnsafeTokenError,
 } from "../../src/net/render-batch";
+import { route as r } from "../support/routes";
 
 describe("batchLine", () => {
   it("joins plain tokens and numbers with single spaces", () => {
@@ -74,19 +75,6 @@ describe("batchLine", () => {
       { numRuns: 20_000 },
     );
   });
-});
-
-const r = (over: Partial<Route>): Route => ({
-  family: 4,
-  dst: "0.0.0.0/0",
-  dev: "eth0",
-  scope: 0,
-  metric: 0,
-  onlink: false,
-  mtu: 0,
-  protocol: "boot",
-  type: "unicast",
-  ...over,
 });
 
 describe("renderRouteReplace", () => {

@@ -3,7 +3,8 @@ import { toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ARPNeighborSchema, InterfaceSchema, RouteSchema } from "../../../src/gen/types_pb";
 import { requestsFromState } from "../../../src/host/pod-requests";
-import type { Link, Neighbor, NetState, Route } from "../../../src/net/model";
+import type { Link, Neighbor, NetState } from "../../../src/net/model";
+import { route } from "../../support/routes";
 
 const link = (over: Partial<Link>): Link => ({
   index: 2,
@@ -16,19 +17,6 @@ const link = (over: Partial<Link>): Link => ({
     { family: 4, address: "10.248.246.146", prefix: 28, scope: "global" },
     { family: 6, address: "fe80::60f5:74ff:fe89:881f", prefix: 64, scope: "link" },
   ],
-  ...over,
-});
-
-const route = (over: Partial<Route>): Route => ({
-  family: 4,
-  dst: "0.0.0.0/0",
-  dev: "eth0",
-  scope: 0,
-  metric: 0,
-  onlink: false,
-  mtu: 0,
-  protocol: "boot",
-  type: "unicast",
   ...over,
 });
 
