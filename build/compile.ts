@@ -7,7 +7,7 @@
  * registry on first use and keeps it in its cache; the guest fetches nothing.
  */
 import { $ } from "bun";
-import { GUEST_ARCHES, parseGuestArch } from "../src/host/guest-arch";
+import { GUEST_ARCHES, parseGuestArch } from "../src/host/vm/guest-arch";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {

@@ -10,9 +10,9 @@
  * own); `qemu` only the arguments that attach the image (no console, no
  * agent channel). In `qemu`, IMAGE_PLACEHOLDER stands for the image's
  * absolute path with QEMU's commas doubled. Pure. The reader is
- * src/host/boot-spec.ts.
+ * src/host/vm/boot-spec.ts.
  */
-import { IMAGE_PLACEHOLDER } from "../src/host/boot-spec";
+import { IMAGE_PLACEHOLDER } from "../src/host/vm/boot-spec";
 
 export interface BootJson {
   kernel: string;

@@ -30,7 +30,7 @@
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { type GuestArch, parseGuestArch } from "../src/host/guest-arch";
+import { type GuestArch, parseGuestArch } from "../src/host/vm/guest-arch";
 import {
   type BootJson,
   blkImageBootJson,

@@ -10,7 +10,7 @@
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { posix } from "node:path";
-import type { GuestArch } from "../src/host/guest-arch";
+import type { GuestArch } from "../src/host/vm/guest-arch";
 import { DebianCache, enableArchitecture } from "./debian-cache";
 import { readElf } from "./elf";
 import { type PackageFile, resolveNeeded } from "./elf-deps";

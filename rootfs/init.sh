@@ -34,7 +34,7 @@ log() {
 }
 
 # The kernel command line, split as the kernel splits it (linux
-# lib/cmdline.c next_arg; the agent's src/agent/kernel-cmdline.ts has the
+# lib/cmdline.c next_arg; the agent's src/agent/config/kernel-cmdline.ts has the
 # same rules and test/unit/kernel-cmdline.test.ts runs one table of cases
 # through both): words split at unquoted white space, a double quote
 # toggles quoting, `p="a b"` and `"p=a b"` are both p = `a b`, a bare `--`

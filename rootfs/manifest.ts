@@ -4,7 +4,7 @@
  * host (ldd, modules.dep, busybox --list-full, dpkg -S) and passes the
  * answers in, so the whole layout is testable without root or a kernel.
  */
-import { LATE_MODULES_LIST } from "../src/agent/modules-ready";
+import { LATE_MODULES_LIST } from "../src/agent/services/modules-ready";
 import { type IptablesInputs, iptablesEntries } from "./iptables";
 
 export type Entry =

@@ -10,10 +10,10 @@
 import { createWriteStream, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseAccelMode } from "../src/host/accel";
-import { bootJsonPath, loadBootSpec } from "../src/host/boot-spec";
-import { GUEST_ARCHES, parseGuestArch } from "../src/host/guest-arch";
-import { Vm, type VmOptions } from "../src/host/vm";
+import { parseAccelMode } from "../src/host/vm/accel";
+import { bootJsonPath, loadBootSpec } from "../src/host/vm/boot-spec";
+import { GUEST_ARCHES, parseGuestArch } from "../src/host/vm/guest-arch";
+import { Vm, type VmOptions } from "../src/host/vm/vm";
 
 const USAGE = `usage: npm run vm -- [options]
 

@@ -9,8 +9,8 @@
  */
 import { readFileSync } from "node:fs";
 import { SHELL_PROMPT } from "../../rootfs/manifest";
-import type { BootSpec } from "../../src/host/boot-spec";
-import { Vm } from "../../src/host/vm";
+import type { BootSpec } from "../../src/host/vm/boot-spec";
+import { Vm } from "../../src/host/vm/vm";
 import type { PtpPod } from "../../test/host/helpers";
 import { readyPod, syncUntilEqual } from "./pod-ready";
 

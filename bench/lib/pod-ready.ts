@@ -9,7 +9,7 @@
  */
 
 import { execFile } from "node:child_process";
-import type { Vm } from "../../src/host/vm";
+import type { Vm } from "../../src/host/vm/vm";
 import { NETAGENTCTL, PtpPod } from "../../test/host/helpers";
 
 /** `ctl ARGS`: exit code and output (a non-zero exit is a result, not a throw). */

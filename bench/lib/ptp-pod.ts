@@ -3,7 +3,7 @@
  * IPAM: 1 NIC, 3 routes) plus one permanent neighbour on its gateway, read
  * into the requests a runtime would send, as bench row 8 uses them.
  */
-import { readPodRequests, type SyncRequests } from "../../src/host/pod-requests";
+import { readPodRequests, type SyncRequests } from "../../src/host/pod/pod-requests";
 import { PtpPod } from "../../test/host/helpers";
 
 /** The neighbour's MAC (any unicast one does). */

@@ -7,8 +7,8 @@
  * agent, its "listening" and the answer.
  */
 import { loadavg } from "node:os";
-import { loadBootSpec } from "../../src/host/boot-spec";
-import { Vm } from "../../src/host/vm";
+import { loadBootSpec } from "../../src/host/vm/boot-spec";
+import { Vm } from "../../src/host/vm/vm";
 import { cpuMs } from "../qemu-cpu";
 
 const [guest, roundsArg] = process.argv.slice(2);

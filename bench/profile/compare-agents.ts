@@ -9,7 +9,7 @@
  *
  *   bun bench/profile/compare-agents.ts --a OLD_BINARY --b NEW_BINARY [--n 1000] [--pairs 7] [--first-call]
  */
-import { AgentClient } from "../../src/host/client";
+import { AgentClient } from "../../src/client/client";
 import { type Child, start, waitForSocket } from "../../test/helpers/process";
 import { tempDir } from "../../test/helpers/tmp";
 import { flag, option } from "../lib/args";

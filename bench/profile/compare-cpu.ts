@@ -38,18 +38,33 @@ type Steps = Record<string, Step>;
 async function load(root: string, firstRuns = false): Promise<Steps> {
   const pb = await import(join(ROOT, "node_modules/@bufbuild/protobuf/dist/esm/index.js"));
   const agentPb = await import(join(root, "src/gen/agent_pb.ts"));
-  // Where the tree has them: older trees re-exported both from these modules.
+  // Where the tree has them: older trees kept src/ flat, and re-exported
+  // both from these modules.
   const first = (...paths: string[]) =>
     join(root, paths.find((p) => existsSync(join(root, p))) ?? (paths.at(-1) as string));
   const { validateRoutes } = await import(
-    first("src/agent/validate-routes.ts", "src/agent/validate.ts")
+    first(
+      "src/agent/validate/validate-routes.ts",
+      "src/agent/validate-routes.ts",
+      "src/agent/validate.ts",
+    )
   );
-  const { parseRoutes } = await import(join(root, "src/net/parse-ip-json.ts"));
+  const { parseRoutes } = await import(
+    first("src/net/parse/parse-ip-json.ts", "src/net/parse-ip-json.ts")
+  );
   const { splitJsonDocuments } = await import(
-    first("src/net/json-documents.ts", "src/net/parse-ip-json.ts")
+    first(
+      "src/net/parse/json-documents.ts",
+      "src/net/json-documents.ts",
+      "src/net/parse-ip-json.ts",
+    )
   );
-  const { planRoutes } = await import(join(root, "src/net/plan-routes.ts"));
-  const { renderRouteOps } = await import(join(root, "src/net/render-batch.ts"));
+  const { planRoutes } = await import(
+    first("src/net/plan/routes/plan-routes.ts", "src/net/plan-routes.ts")
+  );
+  const { renderRouteOps } = await import(
+    first("src/net/plan/render-batch.ts", "src/net/render-batch.ts")
+  );
   const { routeToProto } = await import(join(root, "src/wire/kata-map.ts"));
   const payload = updateRoutesPayload(n);
   // What iproute2 6.1 prints for the table after the change, with -json -details.

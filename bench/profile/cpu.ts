@@ -7,11 +7,11 @@
  *   bun bench/profile/cpu.ts [--n 10000] [--runs 7]
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { validateRoutes } from "../../src/agent/validate-routes";
+import { validateRoutes } from "../../src/agent/validate/validate-routes";
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
-import { parseRoutes } from "../../src/net/parse-ip-json";
-import { planRoutes } from "../../src/net/plan-routes";
-import { renderRouteOps } from "../../src/net/render-batch";
+import { parseRoutes } from "../../src/net/parse/parse-ip-json";
+import { renderRouteOps } from "../../src/net/plan/render-batch";
+import { planRoutes } from "../../src/net/plan/routes/plan-routes";
 import { routeToProto } from "../../src/wire/kata-map";
 import { DEV, dest, GATEWAY, updateRoutesPayload } from "../lib/route-set";
 import { median } from "../lib/stats";

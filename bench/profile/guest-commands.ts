@@ -16,8 +16,8 @@
  */
 import { loadavg } from "node:os";
 import { SHELL_PROMPT } from "../../rootfs/manifest";
-import { loadBootSpec } from "../../src/host/boot-spec";
-import { Vm } from "../../src/host/vm";
+import { loadBootSpec } from "../../src/host/vm/boot-spec";
+import { Vm } from "../../src/host/vm/vm";
 import { cpuMs } from "../qemu-cpu";
 
 const [guest, roundsArg, ...commands] = process.argv.slice(2);

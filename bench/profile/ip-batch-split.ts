@@ -7,9 +7,10 @@
  *
  *   bun bench/profile/ip-batch-split.ts [--runs 8]
  */
+
+import { AgentClient } from "../../src/client/client";
 import { Network } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
-import { shareOut } from "../../src/net/ip-batch-parts";
+import { shareOut } from "../../src/net/iproute/ip-batch-parts";
 import { addVeth, Guest, randomMac } from "../../test/host/helpers";
 import { largeState } from "../../test/support/large-state";
 import { option } from "../lib/args";

@@ -16,11 +16,11 @@
  */
 import { rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Change } from "../../src/agent/change-record";
-import { Journal } from "../../src/agent/journal";
-import { createLogger } from "../../src/agent/log";
-import { encodeRecord } from "../../src/agent/record-file";
-import type { Route } from "../../src/net/model";
+import type { Change } from "../../src/agent/journal/change-record";
+import { Journal } from "../../src/agent/journal/journal";
+import { encodeRecord } from "../../src/agent/journal/record-file";
+import { createLogger } from "../../src/common/log";
+import type { Route } from "../../src/net/model/model";
 import { flag, option } from "../lib/args";
 import { median } from "../lib/stats";
 

@@ -12,8 +12,9 @@
  *
  *   bun bench/profile/large-apply-ab.ts [--pairs 15] [--a-bin PATH] [--b-bin PATH]
  */
+
+import { AgentClient } from "../../src/client/client";
 import { Network } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns, randomMac } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";

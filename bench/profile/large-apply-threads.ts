@@ -10,8 +10,8 @@
  *   bun bench/profile/large-apply-threads.ts [--bin PATH] [--runs 6] [--env "K=V ..."]
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { AgentClient } from "../../src/client/client";
 import { Network } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns, randomMac } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";

@@ -8,12 +8,12 @@
  *   bun bench/profile/phases.ts [--n 10000] [--runs 3]
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { validateRoutes } from "../../src/agent/validate-routes";
+import { validateRoutes } from "../../src/agent/validate/validate-routes";
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
-import { IpRunner } from "../../src/net/ip-runner";
-import { impliedKernelRoutes } from "../../src/net/kernel-routes";
-import { planRoutes } from "../../src/net/plan-routes";
-import { renderRouteOps } from "../../src/net/render-batch";
+import { IpRunner } from "../../src/net/iproute/ip-runner";
+import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
+import { renderRouteOps } from "../../src/net/plan/render-batch";
+import { planRoutes } from "../../src/net/plan/routes/plan-routes";
 import { MAX_REPEATED_ENTRIES } from "../../src/ttrpc/limits";
 import { routeToProto } from "../../src/wire/kata-map";
 import { decodeUpdateRoutesRequest } from "../../src/wire/routes-reader";

@@ -25,11 +25,11 @@ import { dlopen, FFIType, ptr } from "bun:ffi";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create } from "@bufbuild/protobuf";
-import { validateApply } from "../../src/agent/validate-state";
+import { validateApply } from "../../src/agent/validate/validate-state";
 import { ApplyRequestSchema } from "../../src/gen/network_pb";
-import type { FullState } from "../../src/net/full-state";
-import { IpRunner } from "../../src/net/ip-runner";
-import { planApply } from "../../src/net/plan-apply";
+import { IpRunner } from "../../src/net/iproute/ip-runner";
+import type { FullState } from "../../src/net/model/full-state";
+import { planApply } from "../../src/net/plan/plan-apply";
 import { stateToWire } from "../../src/wire/state-map";
 import { Netns } from "../../test/helpers/netns";
 import { addVeth, randomMac } from "../../test/host/helpers";
@@ -80,7 +80,13 @@ async function states() {
 }
 
 async function load(dir: string): Promise<Plan> {
-  const m = (await import(join(resolve(dir), "src/net/plan-apply.ts"))) as { planApply: Plan };
+  // Trees before the layout move kept src/net flat.
+  const at = ["src/net/plan/plan-apply.ts", "src/net/plan-apply.ts"].find((p) =>
+    existsSync(join(resolve(dir), p)),
+  );
+  const m = (await import(join(resolve(dir), at ?? "src/net/plan/plan-apply.ts"))) as {
+    planApply: Plan;
+  };
   return m.planApply;
 }
 

@@ -13,9 +13,10 @@
  * copy of the previous commit's.) Besides the wall time, each side's agent
  * CPU per sync (bench/lib/cpu-time.ts), steadier under load.
  */
+
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
-import { AgentClient } from "../../src/host/client";
-import { syncAgent } from "../../src/host/drive-agent";
+import { syncAgent } from "../../src/host/sync/drive-agent";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";

@@ -7,9 +7,10 @@
  *
  *   bun bench/profile/pod-sync-calls.ts [--runs 31] [--args "AGENT FLAGS"] [--bin PATH]
  */
+
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
-import { AgentClient } from "../../src/host/client";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";

@@ -6,8 +6,9 @@
  *
  *   bun bench/profile/server-calls.ts [--calls 200000] [--burst 16] [--runs 5]
  */
-import { healthService } from "../../src/agent/health-service";
-import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
+
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
+import { healthService } from "../../src/agent/services/health-service";
 import { Health } from "../../src/gen/health_pb";
 import { ServerConnection } from "../../src/ttrpc/server-connection";
 import { ServiceRegistry } from "../../src/ttrpc/service";

@@ -4,12 +4,12 @@
  * file, wall time and this process's CPU, interleaved. iproute2 flushes its
  * JSON every route, and each flush reaches the event loop on its own
  * through a pipe; a process start costs a fixed few ms. The agent sends
- * tables over SESSION_MAX_ROUTES one-shot (src/net/ip-dispatch.ts).
+ * tables over SESSION_MAX_ROUTES one-shot (src/net/iproute/ip-dispatch.ts).
  *
  *   bun bench/profile/session-crossover.ts [--pairs 21] [--counts 0,64,256,512,1024,2048]
  */
 import { chmodSync, writeFileSync } from "node:fs";
-import { IpSession } from "../../src/net/ip-session";
+import { IpSession } from "../../src/net/iproute/ip-session";
 import { tempDir } from "../../test/helpers/tmp";
 import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { median } from "../lib/stats";

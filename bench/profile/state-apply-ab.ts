@@ -12,10 +12,11 @@
  * (--a-bin/--b-bin: another build than dist/netagent for that side; --a/--b:
  * more agent flags, e.g. "--state-dir /dev/shm/X" for a journal on tmpfs.)
  */
+
+import { AgentClient } from "../../src/client/client";
 import { Network } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
-import { applyRequestFor } from "../../src/host/drive-state";
-import { readFreshDefaults, readPodFullState } from "../../src/host/pod-state";
+import { readFreshDefaults, readPodFullState } from "../../src/host/pod/pod-state";
+import { applyRequestFor } from "../../src/host/sync/drive-state";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
 import { addVeth } from "../../test/host/helpers";

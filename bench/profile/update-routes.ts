@@ -10,7 +10,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { AgentClient } from "../../src/host/client";
+import { AgentClient } from "../../src/client/client";
 import { start, waitForSocket } from "../../test/helpers/process";
 import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { BUN, ROOT } from "../lib/proc";

@@ -8,7 +8,7 @@
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import protobuf from "protobufjs";
-import { validateRoutes } from "../../src/agent/validate-routes";
+import { validateRoutes } from "../../src/agent/validate/validate-routes";
 import { UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { RequestSchema } from "../../src/gen/ttrpc_pb";
 import { encodeFrame, FrameDecoder, FrameType, MAX_DATA_LENGTH } from "../../src/ttrpc/frame";

@@ -13,8 +13,9 @@
  * start, not timed) through one `ip -n GUEST -batch -`. Runs alternate
  * A B / B A.
  */
+
+import { AgentClient } from "../../src/client/client";
 import { Network } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
 import { addVeth, Guest, randomMac } from "../../test/host/helpers";
 import { largeState, LARGE_STATE_TABLES as TABLES } from "../../test/support/large-state";
 import { applyPairs } from "../lib/apply-pairs";

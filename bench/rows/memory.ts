@@ -5,7 +5,7 @@
  * and during a 10,000-route UpdateRoutes; RSS sampled after every 10,000
  * calls and its slope fitted from 10,000 calls on.
  */
-import { AgentClient } from "../../src/host/client";
+import { AgentClient } from "../../src/client/client";
 import type { RunningAgent } from "../../test/helpers/agent";
 import { createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { hwmKiB, resetPeak, rssKiB, statusKiB } from "../lib/proc";

@@ -12,10 +12,11 @@
  * `ip`, so the agent's resident ip must be replaced (ip-name-cache.ts) and
  * each sync pays a process start. Runs rotate A B C / B C A / C A B.
  */
+
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
-import { AgentClient } from "../../src/host/client";
-import { syncAgent } from "../../src/host/drive-agent";
-import type { SyncRequests } from "../../src/host/pod-requests";
+import type { SyncRequests } from "../../src/host/pod/pod-requests";
+import { syncAgent } from "../../src/host/sync/drive-agent";
 import { Guest } from "../../test/host/helpers";
 import { ptpSync } from "../lib/ptp-pod";
 import type { Row } from "../lib/row";
@@ -139,7 +140,7 @@ export async function podSyncRows(pairs: number): Promise<Row[]> {
         goal: "ratio <= 2",
         met: median(ratios) <= 2,
         notes: [
-          "ours: Check, UpdateInterface, UpdateRoutes, AddARPNeighbors over one unix connection (src/host/drive-agent.ts)",
+          "ours: Check, UpdateInterface, UpdateRoutes, AddARPNeighbors over one unix connection (src/host/sync/drive-agent.ts)",
         ],
         commands: [
           `bun bench/run.ts --rows 8 --pairs ${pairs}`,

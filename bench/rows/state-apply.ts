@@ -9,10 +9,11 @@
  * `ip -n GUEST -batch -`, then one `sysctl -w` process in the guest netns
  * for the sysctl writes. Runs alternate A B / B A.
  */
+
+import { AgentClient } from "../../src/client/client";
 import { Network } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
-import { applyRequestFor } from "../../src/host/drive-state";
-import { readFreshDefaults, readPodFullState } from "../../src/host/pod-state";
+import { readFreshDefaults, readPodFullState } from "../../src/host/pod/pod-state";
+import { applyRequestFor } from "../../src/host/sync/drive-state";
 import type { Netns } from "../../test/helpers/netns";
 import { addVeth, Guest } from "../../test/host/helpers";
 import { ChainPod, ptpTuningSbr, rules, sysctl, tableText } from "../../test/host/state-helpers";

@@ -12,8 +12,8 @@
  * Runs alternate A B / B A; the medians of the pairs are reported.
  */
 import { fromBinary } from "@bufbuild/protobuf";
+import { AgentClient } from "../../src/client/client";
 import { RoutesSchema } from "../../src/gen/agent_pb";
-import { AgentClient } from "../../src/host/client";
 import type { RunningAgent } from "../../test/helpers/agent";
 import { countRoutes, createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { interleave } from "../lib/interleave";
@@ -200,7 +200,7 @@ export async function updateRoutesRows(o: UpdateRoutesOptions): Promise<Row[]> {
       await resetRoutes(ns);
       await call(payload);
       // The same routes in the other order: no change either, but bytes the
-      // agent's no-change memo (src/agent/routes-memo.ts) has not kept, so
+      // agent's no-change memo (src/agent/services/routes-memo.ts) has not kept, so
       // each such call validates, parses, plans and encodes.
       const reordered = [updateRoutesPayload(n, { reversed: true }), payload];
       const a: number[] = [];

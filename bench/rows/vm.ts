@@ -12,7 +12,7 @@
  * Under TCG a boot takes tens of seconds: runnable alone with
  * `bun bench/run.ts --rows 9` (or `npm run bench -- --rows 9`).
  */
-import { type BootSpec, loadBootSpec } from "../../src/host/boot-spec";
+import { type BootSpec, loadBootSpec } from "../../src/host/vm/boot-spec";
 import { ensureGuestImage } from "../../test/vm/image";
 import { type GuestFigures, measureGuests } from "../lib/guest-probe";
 import type { Row } from "../lib/row";

@@ -17,7 +17,7 @@
  * Alone: bun bench/rows/watch.ts [--changes 200] [--quiet-s 60] [--kata]
  */
 import { spawn } from "node:child_process";
-import { ipMonitorTool, PodMonitor } from "../../src/host/pod-monitor";
+import { ipMonitorTool, PodMonitor } from "../../src/host/watch/pod-monitor";
 import type { Netns } from "../../test/helpers/netns";
 import { Guest, PtpPod, randomMac, tempDir } from "../../test/host/helpers";
 import { addPodNic, cpuTicks, guestEqualsPod, Watcher } from "../../test/host/watch-helpers";

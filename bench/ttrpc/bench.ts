@@ -14,7 +14,7 @@
  * - Check calls/s from containerd's Go ttrpc client (test/interop/go) at
  *   concurrency 1 and 16 on one connection, against netagent (A) and against
  *   the Go ttrpc server (B), interleaved A B / B A, medians and ratios; the
- *   same with our TS client (src/host/client.ts) running in this process.
+ *   same with our TS client (src/client/client.ts) running in this process.
  *
  * Both servers are direct children of this script, started the same way.
  */
@@ -24,8 +24,8 @@ import { connect } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { AgentClient } from "../../src/client/client";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
-import { AgentClient } from "../../src/host/client";
 import { goPrograms } from "../../test/helpers/go";
 import { CHECK_FRAME } from "../lib/proc";
 
@@ -191,7 +191,7 @@ async function main() {
           comparison(ra, rb),
         ]);
       }
-      // The same comparison with our own client (src/host/client.ts) in this process.
+      // The same comparison with our own client (src/client/client.ts) in this process.
       for (const c of [1, 16]) {
         const ca = await AgentClient.connect(`unix://${aSock}`);
         const cb = await AgentClient.connect(`unix://${bSock}`);

@@ -4,15 +4,23 @@
  * Exit codes: 0 clean, 1 runtime failure, 2 bad configuration.
  */
 import { readFileSync } from "node:fs";
+import {
+  HOTPLUG_TIMEOUT_MS,
+  MAX_IP_PROCESSES,
+  MAX_QUEUED_WRITES,
+  SESSION_WARM_AFTER_MS,
+  SHUTDOWN_SETTLE_MS,
+} from "../common/limits";
+import { createLogger, type Logger } from "../common/log";
 import { appendMetrics } from "../front/metrics-append";
 import { AgentService } from "../gen/agent_pb";
 import { Health } from "../gen/health_pb";
 import { Network } from "../gen/network_pb";
-import { IpRunner } from "../net/ip-runner";
-import { IpSession } from "../net/ip-session";
-import { IptablesRunner } from "../net/iptables-runner";
-import { Semaphore } from "../net/semaphore";
-import { SysctlFs } from "../net/sysctl-fs";
+import { IpRunner } from "../net/iproute/ip-runner";
+import { IpSession } from "../net/iproute/ip-session";
+import { Semaphore } from "../net/iproute/semaphore";
+import { IptablesRunner } from "../net/iptables/iptables-runner";
+import { SysctlFs } from "../net/sysctl/sysctl-fs";
 import type { AgentAddress } from "../transport/address";
 import type { Acceptor, Listener } from "../transport/channel";
 import { findVirtioPort, listenSerial } from "../transport/serial";
@@ -20,31 +28,23 @@ import { listenFd, listenUnix } from "../transport/socket-listener";
 import { vsockListenFd, vsockPeerCid } from "../transport/vsock";
 import { errorText } from "../ttrpc/run-call";
 import { ServiceRegistry } from "../ttrpc/service";
-import { ConfigError, parseArgs, USAGE } from "./config";
-import { healthService } from "./health-service";
-import { createIptablesService } from "./iptables-service";
-import { Journal, StateDirError } from "./journal";
-import {
-  HOTPLUG_TIMEOUT_MS,
-  MAX_IP_PROCESSES,
-  MAX_QUEUED_WRITES,
-  SESSION_WARM_AFTER_MS,
-  SHUTDOWN_SETTLE_MS,
-} from "./limits";
-import { createLogger, type Logger } from "./log";
-import { createLookupService } from "./lookup-service";
-import { AgentMetrics } from "./metrics";
-import { modulesReady } from "./modules-ready";
-import { createNetworkService } from "./network-service";
-import { bootId, netnsId, readProcStat } from "./proc-stat";
-import { leadProcessGroup } from "./process-group";
-import { recoverAtStart } from "./recover";
-import { AGENT_REGISTRY_OPTIONS } from "./registry-options";
-import { type ChangeJournal, SerialQueue } from "./serial-queue";
-import { AgentServer } from "./server";
-import { createStateService } from "./state-service";
+import { type ChangeJournal, SerialQueue } from "./apply/serial-queue";
+import { ConfigError, parseArgs, USAGE } from "./config/config";
+import { Journal, StateDirError } from "./journal/journal";
+import { bootId, netnsId, readProcStat } from "./journal/proc-stat";
+import { leadProcessGroup } from "./journal/process-group";
+import { recoverAtStart } from "./journal/recover";
+import { AGENT_REGISTRY_OPTIONS } from "./server/registry-options";
+import { AgentServer } from "./server/server";
+import { guardVsockPeers } from "./server/vsock-peers";
+import { healthService } from "./services/health-service";
+import { createIptablesService } from "./services/iptables-service";
+import { createLookupService } from "./services/lookup-service";
+import { AgentMetrics } from "./services/metrics";
+import { modulesReady } from "./services/modules-ready";
+import { createNetworkService } from "./services/network-service";
+import { createStateService } from "./services/state-service";
 import { AGENT_VERSION } from "./version";
-import { guardVsockPeers } from "./vsock-peers";
 
 function readCmdline(): string {
   try {

@@ -17,8 +17,8 @@ import {
   UPSTREAM_RETRY_MS,
   UPSTREAM_START_MARGIN_MS,
   UPSTREAM_START_WAIT_MS,
-} from "../agent/limits";
-import type { Logger } from "../agent/log";
+} from "../common/limits";
+import type { Logger } from "../common/log";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { ForwardedAnswer, ForwardedCall } from "../ttrpc/forward";
 import { peekStatus, withTimeout } from "./forward-envelope";

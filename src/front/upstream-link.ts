@@ -9,8 +9,8 @@
  * holds the caller's next requests back (see Forwarder.canStart), and a
  * backlog that does not shrink for the stall timeout closes the link.
  */
-import { MAX_UNREAD_ANSWER_BYTES } from "../agent/limits";
-import type { Logger } from "../agent/log";
+import { MAX_UNREAD_ANSWER_BYTES } from "../common/limits";
+import type { Logger } from "../common/log";
 import type { ByteChannel } from "../transport/channel";
 import { connectChannel } from "../transport/connect";
 import { Code, TtrpcError } from "../ttrpc/codes";

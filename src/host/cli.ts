@@ -2,13 +2,13 @@
  * netagentctl: drive a netagent from the host.
  * Exit codes: 0 success, 1 the call failed (status printed), 2 usage error.
  */
-import { withStatus } from "../agent/error-status";
+import { withStatus } from "../common/error-status";
 import { codeName, TtrpcError } from "../ttrpc/codes";
 import { commandSummaries, findCommand } from "./commands";
 // One UsageError for the global flags and every command: exit 2, usage pointed at.
 import { runCommand, UsageError, usageText } from "./commands/common";
-import { createProgress } from "./progress";
-import { escapeControls } from "./safe-text";
+import { createProgress } from "./print/progress";
+import { escapeControls } from "./print/safe-text";
 
 const USAGE = `usage: netagentctl [--addr ADDR] [--timeout SECONDS] [--json] COMMAND [ARGS]
 

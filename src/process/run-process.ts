@@ -5,7 +5,7 @@
  * to the same status code:
  *
  * - `exited`: the runner reads the code and the words (a tool's own error
- *   table, src/net/ip-errors.ts, iptables-errors.ts).
+ *   table, src/net/parse/ip-errors.ts, iptables-errors.ts).
  * - `timed-out`, the process past its own limit: UNAVAILABLE. The caller's
  *   deadline did not pass (that would be `aborted`); the tool is wedged
  *   (an rtnl or xtables lock that never comes free) and a retry, later or
@@ -36,7 +36,7 @@ export interface RunOptions extends Command {
   /**
    * Standard output goes to this file rather than a pipe (the result's
    * stdout is then empty; the caller reads the file). A file costs a
-   * fraction of a pipe's CPU for large output (src/net/ip-output.ts).
+   * fraction of a pipe's CPU for large output (src/net/iproute/ip-output.ts).
    */
   stdoutFile?: string;
 }

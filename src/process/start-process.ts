@@ -2,9 +2,9 @@
  * The one place a process is started (Bun.spawn), with the argv,
  * namespace and environment of command.ts, and counted (started.ts).
  * One-shot runs (run-process.ts) are built on it; long-lived children use
- * it directly: the resident `ip -batch -` (src/net/ip-resident.ts), the
- * pod monitors (src/host/pod-monitor.ts), `pidwait`
- * (src/host/netns-gone.ts), QEMU (src/host/vm.ts). The owner keeps the
+ * it directly: the resident `ip -batch -` (src/net/iproute/ip-resident.ts), the
+ * pod monitors (src/host/watch/pod-monitor.ts), `pidwait`
+ * (src/host/watch/netns-gone.ts), QEMU (src/host/vm/vm.ts). The owner keeps the
  * handle, decides when it has done its work and kills it by its PID.
  */
 import { Readable, Writable } from "node:stream";

@@ -3,7 +3,7 @@
  * messages whose size matters (a 10,000-route UpdateRoutes and its answer,
  * a whole state's Apply) or whose count does (the answer to Check). The
  * agent registers its own with its methods (src/agent/main.ts); the host's
- * client (src/host/client.ts) uses the other direction's. Each declines
+ * client (src/client/client.ts) uses the other direction's. Each declines
  * (undefined) what it does not handle, and protobuf-es does it.
  */
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";

@@ -1,7 +1,7 @@
 /**
  * Model values to the Kata protobuf shapes, for both sides: the agent
  * answers with them, the host builds its requests with them. (Wire to
- * model, with validation, is src/agent/validate.ts.)
+ * model, with validation, is src/agent/validate/validate.ts.)
  */
 import { create } from "@bufbuild/protobuf";
 import {
@@ -11,7 +11,7 @@ import {
   type Route as ProtoRoute,
   RouteSchema,
 } from "../gen/types_pb";
-import type { Link, Route } from "../net/model";
+import type { Link, Route } from "../net/model/model";
 import { rawFlags } from "../net/vocabulary/links";
 import { RTNH_F_ONLINK } from "../net/vocabulary/routes";
 

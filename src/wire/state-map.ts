@@ -1,7 +1,7 @@
 /**
  * The model to netagent.v1 wire shapes, for both sides: the agent answers
  * Get and Apply with it, the host builds Apply requests from a pod read
- * with it. (Wire to model, with validation, is src/agent/validate-state.ts.)
+ * with it. (Wire to model, with validation, is src/agent/validate/validate-state.ts.)
  */
 
 import { create } from "@bufbuild/protobuf";
@@ -21,9 +21,9 @@ import {
   type State,
   StateSchema,
 } from "../gen/network_pb";
-import { familyOf } from "../net/address";
-import { addressAttrList } from "../net/address-attrs";
-import type { Sysctl } from "../net/full-state";
+import { familyOf } from "../net/model/address";
+import { addressAttrList } from "../net/model/address-attrs";
+import type { Sysctl } from "../net/model/full-state";
 import {
   type Attr,
   type Link,
@@ -31,8 +31,8 @@ import {
   type Nexthop,
   type Route,
   routeDevs,
-} from "../net/model";
-import type { Rule } from "../net/rules";
+} from "../net/model/model";
+import type { Rule } from "../net/plan/rules";
 import { isManagedLink } from "../net/vocabulary/links";
 import { isProxy } from "../net/vocabulary/neighbor-attrs";
 import { NEXTHOP_DEFAULT_PROTOCOL, TABLE_LOCAL, TABLE_MAIN } from "../net/vocabulary/routes";

@@ -10,7 +10,7 @@
  * toBinary, whose bytes or error stand. Where this answers, the bytes are
  * toBinary's: test/unit/state-writer.test.ts. Get's answer, the State
  * alone, is written the same way, and so is the host's ApplyRequest (its
- * desired State, 10,000 routes; src/host/client.ts).
+ * desired State, 10,000 routes; src/client/client.ts).
  */
 import { type DescMessage, toBinary } from "@bufbuild/protobuf";
 import {

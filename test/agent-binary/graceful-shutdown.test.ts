@@ -7,10 +7,10 @@
  * without a test hook in the product.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/agent/log";
-import { AgentServer } from "../../src/agent/server";
+import { AgentServer } from "../../src/agent/server/server";
+import { AgentClient } from "../../src/client/client";
+import { createLogger } from "../../src/common/log";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
-import { AgentClient } from "../../src/host/client";
 import { listenUnix } from "../../src/transport/socket-listener";
 import { Code } from "../../src/ttrpc/codes";
 import { ServiceRegistry } from "../../src/ttrpc/service";

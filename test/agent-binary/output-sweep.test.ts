@@ -9,9 +9,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
-import { AgentClient } from "../../src/host/client";
-import { outputDirPrefix } from "../../src/net/ip-output";
+import { outputDirPrefix } from "../../src/net/iproute/ip-output";
 import { type RunningAgent, startAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 

@@ -21,7 +21,7 @@ import {
   MAX_FORWARDED_CALLS_PER_CONNECTION,
   MAX_UNREAD_ANSWER_BYTES,
   MAX_UNSENT_FORWARD_BYTES,
-} from "../../src/agent/limits";
+} from "../../src/common/limits";
 import { Code } from "../../src/ttrpc/codes";
 import { type RunningAgent, startAgent } from "../helpers/agent";
 import { goClient, goPrograms } from "../helpers/go";

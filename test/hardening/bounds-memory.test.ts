@@ -9,7 +9,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_IP_PROCESSES, MAX_REPEATED_ENTRIES } from "../../src/agent/limits";
+import { MAX_IP_PROCESSES, MAX_REPEATED_ENTRIES } from "../../src/common/limits";
 import { Code } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";

@@ -12,7 +12,7 @@
  *   number of short lines, and say how many were suppressed.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { LOG_BURST, LOG_LINES_PER_SEC, MAX_QUEUED_WRITES } from "../../src/agent/limits";
+import { LOG_BURST, LOG_LINES_PER_SEC, MAX_QUEUED_WRITES } from "../../src/common/limits";
 import { Code } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";

@@ -6,8 +6,8 @@
  * buffer) until calls end, then serves every one.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/agent/log";
-import { AgentServer } from "../../src/agent/server";
+import { AgentServer } from "../../src/agent/server/server";
+import { createLogger } from "../../src/common/log";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
 import { listenUnix } from "../../src/transport/socket-listener";
 import { Code } from "../../src/ttrpc/codes";

@@ -10,9 +10,9 @@
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import type { Route } from "../../src/gen/types_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, codeName, TtrpcError } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";

@@ -10,8 +10,8 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { healthService } from "../../src/agent/health-service";
-import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
+import { healthService } from "../../src/agent/services/health-service";
 import { Health } from "../../src/gen/health_pb";
 import { Code } from "../../src/ttrpc/codes";
 import {

@@ -9,9 +9,9 @@
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import type { Route } from "../../src/gen/types_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";

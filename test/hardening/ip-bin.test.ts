@@ -5,8 +5,8 @@
  * dist/netagent in a fresh netns, a recording stand-in, ListRoutes.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
-import { AgentClient } from "../../src/host/client";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";
 import { startHardenedAgent } from "./agent";

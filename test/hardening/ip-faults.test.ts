@@ -8,9 +8,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { IPFamily, type Route } from "../../src/gen/types_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
 import { pidAlive } from "../helpers/process";

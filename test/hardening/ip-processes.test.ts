@@ -9,8 +9,8 @@
  * exchange. The result is checked by an independent read.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
-import { AgentClient } from "../../src/host/client";
 import { Netns } from "../helpers/netns";
 import { tempDir } from "../helpers/tmp";
 import { waitFor } from "../helpers/wait";

@@ -5,7 +5,7 @@
  * while the 64 it took keep working.
  */
 import { describe, expect, it } from "vitest";
-import { LOG_BURST } from "../../src/agent/limits";
+import { LOG_BURST } from "../../src/common/limits";
 import { Code } from "../../src/ttrpc/codes";
 import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";

@@ -8,8 +8,8 @@
  * it was, and the agent still serving on the same and on new connections.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { MAX_DATA_LENGTH } from "../../src/ttrpc/frame";
 import type { RunningAgent } from "../helpers/agent";

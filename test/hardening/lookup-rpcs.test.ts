@@ -11,9 +11,9 @@
  */
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { Network } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
-import { lookupTo, MAX_LOOKUPS } from "../../src/net/route-lookup";
+import { lookupTo, MAX_LOOKUPS } from "../../src/net/iproute/route-lookup";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";

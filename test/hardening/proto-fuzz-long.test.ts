@@ -11,13 +11,13 @@
  */
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
-import { healthService } from "../../src/agent/health-service";
-import { createLogger } from "../../src/agent/log";
-import { createNetworkService } from "../../src/agent/network-service";
-import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
+import { healthService } from "../../src/agent/services/health-service";
+import { createNetworkService } from "../../src/agent/services/network-service";
+import { createLogger } from "../../src/common/log";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
-import type { IpRunner } from "../../src/net/ip-runner";
+import type { IpRunner } from "../../src/net/iproute/ip-runner";
 import { Code } from "../../src/ttrpc/codes";
 import { FrameDecoder, HEADER_LENGTH, MAX_DATA_LENGTH } from "../../src/ttrpc/frame";
 import { ServerConnection } from "../../src/ttrpc/server-connection";

@@ -3,7 +3,7 @@
  * readLinksAndNeighbors) over a test fake's readState, so a fake models one
  * state and answers every read the services make.
  */
-import type { NetState } from "../../src/net/model";
+import type { NetState } from "../../src/net/model/model";
 
 export function narrowReads(readState: () => Promise<NetState>) {
   return {

@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { normaliseRules } from "../../src/net/iptables-text";
+import { normaliseRules } from "../../src/net/iptables/iptables-text";
 
 /** A ruleset from test/fixtures/iptables. */
 export function rulesFixture(name: string): string {

@@ -10,7 +10,8 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { APPLY_MAX_REFUSED } from "../../src/agent/limits";
+import { AgentClient } from "../../src/client/client";
+import { APPLY_MAX_REFUSED } from "../../src/common/limits";
 import {
   InterfaceSchema,
   Network,
@@ -19,7 +20,6 @@ import {
   StateSchema,
   SysctlSchema,
 } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
 import { run } from "../helpers/process";
 import { Guest, randomMac, snapshot, waitFor } from "./helpers";

@@ -13,12 +13,12 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { Network, RouteSchema, type State } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
-import { IpBatchError } from "../../src/net/ip-results";
-import { IpRunner } from "../../src/net/ip-runner";
-import type { Route } from "../../src/net/model";
-import { planApply } from "../../src/net/plan-apply";
+import { IpRunner } from "../../src/net/iproute/ip-runner";
+import type { Route } from "../../src/net/model/model";
+import { IpBatchError } from "../../src/net/parse/ip-results";
+import { planApply } from "../../src/net/plan/plan-apply";
 import type { TtrpcError } from "../../src/ttrpc/codes";
 import { largeState } from "../support/large-state";
 import { addVeth, Guest, randomMac } from "./helpers";

@@ -9,6 +9,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import {
   AddressSchema,
   Network,
@@ -19,7 +20,6 @@ import {
   StateSchema,
   SysctlSchema,
 } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
 import { ctl, Guest, snapshot } from "./helpers";
 import { allRoutes, ChainPod, ptpTuningSbr, rules, sysctl } from "./state-helpers";

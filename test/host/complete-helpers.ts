@@ -7,7 +7,7 @@
  * removed by `remove()`.
  */
 import { expect } from "vitest";
-import type { CompleteRead } from "../../src/host/complete-read";
+import type { CompleteRead } from "../../src/host/compare/complete-read";
 import { run } from "../helpers/process";
 import { compareReads, type Difference } from "../podgen/compare";
 import { readNetns } from "../podgen/read";

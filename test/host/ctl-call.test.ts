@@ -1,13 +1,13 @@
 /**
  * `netagentctl call` against dist/netagent in a fresh netns: it knows every
- * service the agent serves (the agent's own list, src/agent/services.ts;
+ * service the agent serves (the agent's own list, src/agent/server/services.ts;
  * `call netagent.v1.Network Get` was "unknown method"), the running agent
  * serves exactly that list, and netagentctl's own multi-line message prints
  * as lines while the user's words in it stay escaped.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SERVED_SERVICES } from "../../src/agent/services";
-import { AgentClient } from "../../src/host/client";
+import { SERVED_SERVICES } from "../../src/agent/server/services";
+import { AgentClient } from "../../src/client/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { randomMac } from "../helpers/netns";
 import { ctl, Guest } from "./helpers";

@@ -12,9 +12,9 @@
 import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/agent/log";
-import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
-import { AgentServer } from "../../src/agent/server";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
+import { AgentServer } from "../../src/agent/server/server";
+import { createLogger } from "../../src/common/log";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
 import { IPFamily } from "../../src/gen/types_pb";

@@ -8,13 +8,13 @@
  * escaped in the rows, and --json keeps them exactly.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/agent/log";
-import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
-import { AgentServer } from "../../src/agent/server";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
+import { AgentServer } from "../../src/agent/server/server";
+import { createLogger } from "../../src/common/log";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
 import { Network } from "../../src/gen/network_pb";
-import { LISTING_NAMES } from "../../src/net/complete-listings";
+import { LISTING_NAMES } from "../../src/net/iproute/complete-listings";
 import { listenUnix } from "../../src/transport/socket-listener";
 import { ServiceRegistry } from "../../src/ttrpc/service";
 import { type TempDir, tempDir } from "../helpers/tmp";

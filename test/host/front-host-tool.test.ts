@@ -11,7 +11,7 @@
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WatchEvent } from "../../src/host/watch-output";
+import type { WatchEvent } from "../../src/host/watch/watch-output";
 import { goClient, goPrograms } from "../helpers/go";
 import { run } from "../helpers/process";
 import {

@@ -11,7 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { normaliseRules } from "../../src/net/iptables-text";
+import { normaliseRules } from "../../src/net/iptables/iptables-text";
 import { restoreIn, rulesFixture, rulesIn, saveIn } from "../helpers/iptables";
 import { Netns } from "../helpers/netns";
 import { tempDir } from "../helpers/tmp";

@@ -13,6 +13,7 @@
 
 import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import {
   ApplyRequestSchema,
   type Interface,
@@ -21,7 +22,6 @@ import {
   RouteSchema,
   StateSchema,
 } from "../../src/gen/network_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
 import { startAgent } from "../helpers/agent";
 import { MirrorPair } from "./complete-helpers";

@@ -11,7 +11,7 @@
  * usage it refuses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WatchEvent } from "../../src/host/watch-output";
+import type { WatchEvent } from "../../src/host/watch/watch-output";
 import { rulesIn } from "../helpers/iptables";
 import { type Child, run } from "../helpers/process";
 import { ctl, Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";

@@ -5,7 +5,7 @@
  * the CPU ticks a process (and its children) used, from /proc.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import type { WatchEvent } from "../../src/host/watch-output";
+import type { WatchEvent } from "../../src/host/watch/watch-output";
 import { answersCheck, NETAGENT } from "../helpers/agent";
 import type { Netns } from "../helpers/netns";
 import { type Child, start, waitForSocket } from "../helpers/process";

@@ -1,11 +1,11 @@
 /**
- * AgentClient (src/host/client.ts) over a real unix socket whose server
+ * AgentClient (src/client/client.ts) over a real unix socket whose server
  * hangs up: every pending call fails UNAVAILABLE at once, later calls too.
  */
 import { createServer, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { Health } from "../../src/gen/health_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code } from "../../src/ttrpc/codes";
 import { FrameDecoder } from "../../src/ttrpc/frame";
 import { type TempDir, tempDir } from "../helpers/tmp";

@@ -7,7 +7,7 @@
  * field number in proto/agent.proto fails here.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { normaliseRules } from "../../src/net/iptables-text";
+import { normaliseRules } from "../../src/net/iptables/iptables-text";
 import { Code } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { goClient, goPrograms } from "../helpers/go";

@@ -6,9 +6,9 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
+import { dial } from "../../src/client/dial";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
-import { AgentClient } from "../../src/host/client";
-import { dial } from "../../src/host/dial";
 import { Code } from "../../src/ttrpc/codes";
 import { encodeFrame, FrameType } from "../../src/ttrpc/frame";
 import { ServerConnection } from "../../src/ttrpc/server-connection";

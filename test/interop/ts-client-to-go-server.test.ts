@@ -1,10 +1,10 @@
 /**
- * Our TypeScript client (src/host/client.ts) against containerd's Go ttrpc
+ * Our TypeScript client (src/client/client.ts) against containerd's Go ttrpc
  * server, which serves grpc.Health with hand-encoded responses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { startGoServer } from "../helpers/go";
 import type { Child } from "../helpers/process";

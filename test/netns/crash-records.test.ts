@@ -21,10 +21,10 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ChangeRecord } from "../../src/agent/change-record";
-import { bootId, readProcStat } from "../../src/agent/proc-stat";
-import { encodeRecord } from "../../src/agent/record-file";
-import type { Route } from "../../src/net/model";
+import type { ChangeRecord } from "../../src/agent/journal/change-record";
+import { bootId, readProcStat } from "../../src/agent/journal/proc-stat";
+import { encodeRecord } from "../../src/agent/journal/record-file";
+import type { Route } from "../../src/net/model/model";
 import { NETAGENT, type RunningAgent, startAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 import { run } from "../helpers/process";

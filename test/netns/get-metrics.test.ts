@@ -5,9 +5,9 @@
  * failed UpdateRoutes (the table checked with ip).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
-import { AgentClient } from "../../src/host/client";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 
@@ -81,7 +81,7 @@ it("counts calls by method and code, ip processes and rollbacks", async () => {
   ).toBe(1);
   expect(sample(text, 'netagent_rollbacks_total{what="routes",result="complete"}')).toBe(1);
   expect(sample(text, 'netagent_processes_started_total{program="ip"}')).toBeGreaterThanOrEqual(1);
-  // No call in flight: at most the resident ip (src/net/ip-session.ts; the
+  // No call in flight: at most the resident ip (src/net/iproute/ip-session.ts; the
   // failed batch ended the one before, and the next exchange starts another).
   expect([0, 1]).toContain(sample(text, 'netagent_processes_running{program="ip"}'));
   for (const line of text.split("\n").filter((l) => l && !l.startsWith("#"))) {

@@ -1,5 +1,5 @@
 /**
- * The resident ip session (src/net/ip-session.ts) against the real
+ * The resident ip session (src/net/iproute/ip-session.ts) against the real
  * iproute2 in a fresh netns: several exchanges on one process, a failed
  * line named within its exchange and the process replaced, nothing after
  * the failed line applied, and the name cache iproute2 keeps for a
@@ -8,12 +8,12 @@
  */
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { codeOfNetError } from "../../src/agent/error-status";
-import { SESSION_MAX_LINES } from "../../src/net/ip-dispatch";
-import { failedBatchLine } from "../../src/net/ip-errors";
-import { IpRunner } from "../../src/net/ip-runner";
-import { IpSession, MAX_KEPT_STDERR } from "../../src/net/ip-session";
-import type { NetError } from "../../src/net/net-error";
+import { codeOfNetError } from "../../src/common/error-status";
+import { SESSION_MAX_LINES } from "../../src/net/iproute/ip-dispatch";
+import { IpRunner } from "../../src/net/iproute/ip-runner";
+import { IpSession, MAX_KEPT_STDERR } from "../../src/net/iproute/ip-session";
+import type { NetError } from "../../src/net/model/net-error";
+import { failedBatchLine } from "../../src/net/parse/ip-errors";
 import { Code } from "../../src/ttrpc/codes";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";

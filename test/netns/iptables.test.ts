@@ -4,9 +4,9 @@
  * result read back with an independent `ip netns exec NS iptables-save`.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
-import { AgentClient } from "../../src/host/client";
-import { normaliseRules } from "../../src/net/iptables-text";
+import { normaliseRules } from "../../src/net/iptables/iptables-text";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { restoreIn, rulesFixture, rulesIn, saveIn } from "../helpers/iptables";

@@ -7,9 +7,9 @@
  * agent's route parser).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { impliedKernelRoutes } from "../../src/net/kernel-routes";
-import type { Route } from "../../src/net/model";
-import { parseLinks } from "../../src/net/parse-ip-json";
+import type { Route } from "../../src/net/model/model";
+import { parseLinks } from "../../src/net/parse/parse-ip-json";
+import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
 import { Netns } from "../helpers/netns";
 import { waitFor } from "../helpers/wait";
 

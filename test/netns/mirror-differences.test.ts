@@ -1,5 +1,5 @@
 /**
- * The kernel makes each difference of src/host/mirror-differences.ts by
+ * The kernel makes each difference of src/host/compare/mirror-differences.ts by
  * itself: two namespaces configured alike (a veth `eth0` with the same
  * MAC and address, its peer in a third namespace), read with `ip -d -j`
  * and /proc/sys/net as a complete read reads them, differ in exactly
@@ -9,8 +9,12 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isKernelLinkLocal, isMulticast, LEARNED_STATES } from "../../src/host/mirror-differences";
-import { readNetnsSysctlTree } from "../../src/net/sysctl-grep";
+import {
+  isKernelLinkLocal,
+  isMulticast,
+  LEARNED_STATES,
+} from "../../src/host/compare/mirror-differences";
+import { readNetnsSysctlTree } from "../../src/net/sysctl/sysctl-grep";
 import { Netns, randomMac } from "../helpers/netns";
 import { run } from "../helpers/process";
 import { waitFor } from "../helpers/wait";

@@ -6,9 +6,9 @@
  * main table must then equal the pod's, read independently with `ip`.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
 import { IPFamily } from "../../src/gen/types_pb";
-import { AgentClient } from "../../src/host/client";
 import type { RunningAgent } from "../helpers/agent";
 import { attachPtp, type CniAttachment } from "../helpers/cni";
 import { Netns } from "../helpers/netns";

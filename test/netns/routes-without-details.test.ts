@@ -7,8 +7,8 @@
  * or the kernel makes, in a fresh netns.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { splitJsonDocuments } from "../../src/net/json-documents";
-import { parseAllTableRoutes, parseRoutes } from "../../src/net/parse-ip-json";
+import { splitJsonDocuments } from "../../src/net/parse/json-documents";
+import { parseAllTableRoutes, parseRoutes } from "../../src/net/parse/parse-ip-json";
 import { Netns } from "../helpers/netns";
 
 let ns: Netns;

@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { SESSION_WARM_AFTER_MS } from "../../src/agent/limits";
+import { SESSION_WARM_AFTER_MS } from "../../src/common/limits";
 import { answersCheck, type RunningAgent, startAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";

@@ -5,11 +5,11 @@
  * independent `ip -n NS -json addr show`.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Network } from "../../src/gen/network_pb";
 import { IPFamily } from "../../src/gen/types_pb";
-import { AgentClient } from "../../src/host/client";
-import { swapName } from "../../src/net/plan-link";
+import { swapName } from "../../src/net/plan/plan-link";
 import { TtrpcError } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";

@@ -3,9 +3,9 @@
  * kernel, checked with an independent `ip -n NS -json`.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
 import { type Interface, IPFamily } from "../../src/gen/types_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";

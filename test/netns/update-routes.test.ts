@@ -5,10 +5,10 @@
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import type { UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { AgentService, type UpdateRoutesRequest } from "../../src/gen/agent_pb";
 import { IPFamily, type Route } from "../../src/gen/types_pb";
-import { AgentClient } from "../../src/host/client";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";

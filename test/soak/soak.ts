@@ -9,9 +9,9 @@
 import { writeFileSync } from "node:fs";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { expect } from "vitest";
+import { AgentClient } from "../../src/client/client";
 import { AgentService, type UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import type { Route } from "../../src/gen/types_pb";
-import { AgentClient } from "../../src/host/client";
 import { startHardenedAgent } from "../hardening/agent";
 import { type RawConn, rawConnect, requestFrame, vmRssKiB } from "../hardening/raw";
 import { Netns } from "../helpers/netns";

@@ -7,6 +7,7 @@
  * the IPv6 link-local addresses and routes it makes on every up).
  */
 import { create } from "@bufbuild/protobuf";
+import type { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
 import {
   AddressSchema,
@@ -18,7 +19,6 @@ import {
   SysctlSchema,
 } from "../../src/gen/network_pb";
 import { IPFamily } from "../../src/gen/types_pb";
-import type { AgentClient } from "../../src/host/client";
 import type { Netns } from "../helpers/netns";
 import { run } from "../helpers/process";
 

@@ -11,8 +11,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { processesInGroup, readProcStat } from "../../src/agent/proc-stat";
-import { AgentClient } from "../../src/host/client";
+import { processesInGroup, readProcStat } from "../../src/agent/journal/proc-stat";
+import { AgentClient } from "../../src/client/client";
 import { type RunningAgent, startAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 import { waitFor } from "../helpers/wait";

@@ -4,8 +4,8 @@
  * (current, desired and kernel tables, the plan, the model's log).
  */
 import { expect } from "vitest";
-import { type Route, routeIdentity } from "../../src/net/model";
-import type { RouteOp } from "../../src/net/plan-routes";
+import { type Route, routeIdentity } from "../../src/net/model/model";
+import type { RouteOp } from "../../src/net/plan/routes/plan-routes";
 import { RouteSim } from "./route-sim";
 
 export interface Story {

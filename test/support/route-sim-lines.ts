@@ -3,7 +3,7 @@
  * and delete selectors (`route add|replace|append|del ...` as
  * render-batch.ts writes them), and the errors the model throws.
  */
-import { type Attr, type Hop, makeRoute, type Route } from "../../src/net/model";
+import { type Attr, type Hop, makeRoute, type Route } from "../../src/net/model/model";
 import { ROUTE_ATTRS } from "../../src/net/vocabulary/route-attrs";
 import { parseTos } from "../../src/net/vocabulary/routes";
 

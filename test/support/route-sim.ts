@@ -34,10 +34,10 @@
  *   `append` refuses a route of the key with the same link and gateway,
  *   or the same nexthop object, whatever its type (rt6_duplicate_nexthop).
  */
-import { cidrContains } from "../../src/net/address";
-import { type Route, routeIdentity, routeKey } from "../../src/net/model";
-import { ecmpCapable, type RouteOp } from "../../src/net/plan-routes";
-import { renderRouteDelete } from "../../src/net/render-batch";
+import { cidrContains } from "../../src/net/model/address";
+import { type Route, routeIdentity, routeKey } from "../../src/net/model/model";
+import { renderRouteDelete } from "../../src/net/plan/render-batch";
+import { ecmpCapable, type RouteOp } from "../../src/net/plan/routes/plan-routes";
 import { SCOPE_LINK } from "../../src/net/vocabulary/routes";
 import {
   type DeleteSelector,

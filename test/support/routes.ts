@@ -3,7 +3,7 @@
  * route through eth0 with the kernel's defaults (main table, as no `table`
  * means; scope universe, metric 0, protocol boot), `over` changing any field.
  */
-import type { Route } from "../../src/net/model";
+import type { Route } from "../../src/net/model/model";
 
 export const route = (over: Partial<Route> = {}): Route => ({
   family: 4,

@@ -12,8 +12,8 @@ import {
   type KvmFacts,
   parseAccelMode,
   probeKvm,
-} from "../../src/host/accel";
-import { GUEST_ARCHES } from "../../src/host/guest-arch";
+} from "../../src/host/vm/accel";
+import { GUEST_ARCHES } from "../../src/host/vm/guest-arch";
 
 const good: KvmFacts = { device: "/dev/kvm", createVm: "ok", cpuFlag: "vmx" };
 const auto = { mode: "auto", from: "default" } as const;

@@ -1,6 +1,6 @@
-/** netagent's metrics text (src/agent/metrics.ts): escaping, histogram sums, the bound on series. */
+/** netagent's metrics text (src/agent/services/metrics.ts): escaping, histogram sums, the bound on series. */
 import { describe, expect, it } from "vitest";
-import { AgentMetrics, MAX_CALL_SERIES } from "../../src/agent/metrics";
+import { AgentMetrics, MAX_CALL_SERIES } from "../../src/agent/services/metrics";
 import { Code } from "../../src/ttrpc/codes";
 
 const call = (service: string, method: string, code = Code.OK, durationMs = 2) => ({

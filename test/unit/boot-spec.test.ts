@@ -9,8 +9,8 @@ import {
   MAX_MEMORY,
   renderBootJson,
 } from "../../rootfs/boot-json";
-import { bootJsonPath, IMAGE_PLACEHOLDER, parseBootSpec } from "../../src/host/boot-spec";
-import { type GuestConfig, kernelCmdline, qemuArgs } from "../../src/host/qemu-args";
+import { bootJsonPath, IMAGE_PLACEHOLDER, parseBootSpec } from "../../src/host/vm/boot-spec";
+import { type GuestConfig, kernelCmdline, qemuArgs } from "../../src/host/vm/qemu-args";
 
 const image = imageBootJson({
   kernel: "vmlinux",

@@ -1,6 +1,6 @@
 /** How far a boot got, from console transcripts recorded on this machine. */
 import { describe, expect, it } from "vitest";
-import { bootStage, lastLine } from "../../src/host/boot-watchdog";
+import { bootStage, lastLine } from "../../src/host/vm/boot-watchdog";
 
 // SeaBIOS and iPXE as QEMU 7.2 (Debian 12) prints them on the serial console.
 const FIRMWARE =

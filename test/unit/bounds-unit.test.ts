@@ -4,8 +4,8 @@
  * (answers read too slowly; idleness).
  */
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../src/agent/log";
-import { isIdle, judgePeer, newWatch } from "../../src/agent/peer-watch";
+import { isIdle, judgePeer, newWatch } from "../../src/agent/server/peer-watch";
+import { createLogger } from "../../src/common/log";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
 import type { ByteChannel } from "../../src/transport/channel";
 import { encodeFrame, FrameType } from "../../src/ttrpc/frame";

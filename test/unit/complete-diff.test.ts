@@ -1,5 +1,5 @@
 /**
- * The complete comparison (src/host/complete-diff.ts) on hand-made reads:
+ * The complete comparison (src/host/compare/complete-diff.ts) on hand-made reads:
  * each kind paired by its identity, a changed attribute reported by name,
  * one-sided objects, the addresses' order, sysctls against each side's own
  * fresh values; and a property: over generated reads and one planted
@@ -9,8 +9,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareComplete, freshValue, sysctlName } from "../../src/host/complete-diff";
-import type { Json } from "../../src/host/complete-read";
+import { compareComplete, freshValue, sysctlName } from "../../src/host/compare/complete-diff";
+import type { Json } from "../../src/host/compare/complete-read";
 import { emptyRead } from "./complete-helpers";
 
 const link = (more: Json = {}): Json => ({

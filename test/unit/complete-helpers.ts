@@ -1,5 +1,5 @@
 /** Hand-made complete reads for the comparison's unit tests. */
-import type { CompleteRead } from "../../src/host/complete-read";
+import type { CompleteRead } from "../../src/host/compare/complete-read";
 
 /** A read with nothing in it but what `more` gives. */
 export function emptyRead(more: Partial<CompleteRead> = {}): CompleteRead {

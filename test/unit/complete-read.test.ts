@@ -1,5 +1,5 @@
 /**
- * The guest's answers are untrusted input: src/host/complete-read.ts
+ * The guest's answers are untrusted input: src/host/compare/complete-read.ts
  * parses each listing with bounds and refuses anything malformed with an
  * error naming the side and the listing, never a crash; the text listing's
  * locks are matched to the JSON routes by position, and a disagreement
@@ -14,8 +14,8 @@ import {
   ReadError,
   RoutesMovedError,
   toCompleteRead,
-} from "../../src/host/complete-read";
-import { LISTING_NAMES } from "../../src/net/complete-listings";
+} from "../../src/host/compare/complete-read";
+import { LISTING_NAMES } from "../../src/net/iproute/complete-listings";
 
 const listings = (over: Record<string, string> = {}) =>
   LISTING_NAMES.map((name) => ({

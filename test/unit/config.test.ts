@@ -1,7 +1,7 @@
 /** Agent configuration from flags and the kernel command line, table-driven. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseArgs, parseCmdline, USAGE } from "../../src/agent/config";
-import * as limits from "../../src/agent/limits";
+import { ConfigError, parseArgs, parseCmdline, USAGE } from "../../src/agent/config/config";
+import * as limits from "../../src/common/limits";
 import { VMADDR_CID_ANY } from "../../src/transport/address";
 
 function run(argv: string[], cmdline = "") {

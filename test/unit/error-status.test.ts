@@ -5,10 +5,10 @@
  * the wire and decoded by an independent protobuf implementation).
  */
 import { describe, expect, it } from "vitest";
-import { KIND_CODES, toTtrpcError, withStatus } from "../../src/agent/error-status";
-import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
+import { KIND_CODES, toTtrpcError, withStatus } from "../../src/common/error-status";
 import { Health } from "../../src/gen/health_pb";
-import { abortedError, NetError } from "../../src/net/net-error";
+import { abortedError, NetError } from "../../src/net/model/net-error";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { encodeFrame, FrameDecoder, FrameType } from "../../src/ttrpc/frame";
 import { ServerConnection } from "../../src/ttrpc/server-connection";

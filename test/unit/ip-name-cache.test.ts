@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NameCacheWatch, parseListing } from "../../src/net/ip-name-cache";
+import { NameCacheWatch, parseListing } from "../../src/net/iproute/ip-name-cache";
 
 /** A `-json link show` document of `links` (index, name). */
 const listing = (...links: [number, string][]) =>

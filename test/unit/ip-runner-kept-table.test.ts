@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { IpRunner, KEPT_TABLE_MAX_ROUTES } from "../../src/net/ip-runner";
+import { IpRunner, KEPT_TABLE_MAX_ROUTES } from "../../src/net/iproute/ip-runner";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -9,17 +9,17 @@
 
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { createIptablesService } from "../../src/agent/iptables-service";
-import { createLogger } from "../../src/agent/log";
-import { createNetworkService } from "../../src/agent/network-service";
-import { SerialQueue } from "../../src/agent/serial-queue";
+import { SerialQueue } from "../../src/agent/apply/serial-queue";
+import { createIptablesService } from "../../src/agent/services/iptables-service";
+import { createNetworkService } from "../../src/agent/services/network-service";
+import { createLogger } from "../../src/common/log";
 import {
   GetIPTablesRequestSchema,
   SetIPTablesRequestSchema,
   UpdateRoutesRequestSchema,
 } from "../../src/gen/agent_pb";
-import type { IpRunner } from "../../src/net/ip-runner";
-import type { IptablesRunner } from "../../src/net/iptables-runner";
+import type { IpRunner } from "../../src/net/iproute/ip-runner";
+import type { IptablesRunner } from "../../src/net/iptables/iptables-runner";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { CallContext } from "../../src/ttrpc/service";
 import { narrowReads } from "../helpers/fake-ip-reads";

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { afterEach, expect, it } from "vitest";
-import { ipv6Disabled } from "../../src/net/sysctl";
+import { ipv6Disabled } from "../../src/net/sysctl/sysctl";
 import { type TempDir, tempDir } from "../helpers/tmp";
 
 const dirs: TempDir[] = [];

@@ -18,13 +18,13 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Change, routesChange } from "../../src/agent/change-record";
-import { Journal } from "../../src/agent/journal";
-import { createLogger } from "../../src/agent/log";
-import { decodeRecord, encodeRecord } from "../../src/agent/record-file";
-import { SerialQueue } from "../../src/agent/serial-queue";
-import type { Route } from "../../src/net/model";
-import { planRoutes } from "../../src/net/plan-routes";
+import { SerialQueue } from "../../src/agent/apply/serial-queue";
+import { type Change, routesChange } from "../../src/agent/journal/change-record";
+import { Journal } from "../../src/agent/journal/journal";
+import { decodeRecord, encodeRecord } from "../../src/agent/journal/record-file";
+import { createLogger } from "../../src/common/log";
+import type { Route } from "../../src/net/model/model";
+import { planRoutes } from "../../src/net/plan/routes/plan-routes";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 
 const log = createLogger("error", () => {});

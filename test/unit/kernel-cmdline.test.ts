@@ -1,6 +1,6 @@
 /**
  * The kernel command line as the kernel splits it (lib/cmdline.c next_arg),
- * one table of cases run through the agent's parser (src/agent/kernel-cmdline.ts)
+ * one table of cases run through the agent's parser (src/agent/config/kernel-cmdline.ts)
  * and through the guest init's own (rootfs/init.sh cmdline_get/cmdline_flag,
  * sourced by busybox sh on this host: not PID 1, it only defines functions).
  */
@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { lastCmdlineParam, parseKernelCmdline } from "../../src/agent/kernel-cmdline";
+import { lastCmdlineParam, parseKernelCmdline } from "../../src/agent/config/kernel-cmdline";
 import { tempDir } from "../helpers/tmp";
 
 const INIT = fileURLToPath(new URL("../../rootfs/init.sh", import.meta.url));

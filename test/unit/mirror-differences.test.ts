@@ -1,5 +1,5 @@
 /**
- * Each entry of src/host/mirror-differences.ts, the one list of what
+ * Each entry of src/host/compare/mirror-differences.ts, the one list of what
  * legitimately differs: a pod and a guest read that differ in exactly
  * that compare equal, and the same pair with a neighbouring attribute
  * changed (one the entry does not cover) does not. Every entry has its
@@ -9,10 +9,10 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { compareComplete } from "../../src/host/complete-diff";
-import type { CompleteRead, Json } from "../../src/host/complete-read";
-import { sameDecision } from "../../src/host/lookup-compare";
-import { MIRROR_DIFFERENCES } from "../../src/host/mirror-differences";
+import { compareComplete } from "../../src/host/compare/complete-diff";
+import type { CompleteRead, Json } from "../../src/host/compare/complete-read";
+import { sameDecision } from "../../src/host/compare/lookup-compare";
+import { MIRROR_DIFFERENCES } from "../../src/host/compare/mirror-differences";
 import { emptyRead } from "./complete-helpers";
 
 const veth: Json = {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { modulesReady } from "../../src/agent/modules-ready";
+import { modulesReady } from "../../src/agent/services/modules-ready";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 
 describe("modulesReady (the wait for init's late modules)", () => {

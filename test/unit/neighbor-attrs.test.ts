@@ -6,14 +6,14 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { validateApply } from "../../src/agent/validate-state";
+import { validateApply } from "../../src/agent/validate/validate-state";
 import { ApplyRequestSchema } from "../../src/gen/network_pb";
-import { parseNeighbors } from "../../src/net/parse-ip-json";
+import { parseNeighbors } from "../../src/net/parse/parse-ip-json";
 import {
   neighborKey,
   renderNeighborDelete,
   renderPermanentNeighbor,
-} from "../../src/net/plan-neighbors";
+} from "../../src/net/plan/plan-neighbors";
 
 const NEIGH = [
   {

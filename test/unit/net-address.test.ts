@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import ipaddr from "ipaddr.js";
 import { describe, expect, it } from "vitest";
-import { parseIp } from "../../src/net/address";
+import { parseIp } from "../../src/net/model/address";
 
 const part = fc.oneof(
   fc.integer({ min: 0, max: 300 }).map(String),

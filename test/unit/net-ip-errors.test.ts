@@ -2,17 +2,17 @@
  * The one iproute2-stderr -> kind table, one test per row, with the words
  * iproute2 6.1 really prints (recorded in a throwaway netns); each row's
  * kind reaches a peer as the status code named beside it (the RPC edge,
- * src/agent/error-status.ts).
+ * src/common/error-status.ts).
  */
 import { describe, expect, it } from "vitest";
-import { codeOfNetError } from "../../src/agent/error-status";
+import { codeOfNetError } from "../../src/common/error-status";
+import { NetError, type NetErrorKind } from "../../src/net/model/net-error";
 import {
   classifyIpError,
   failedBatchLine,
   IP_ERROR_TABLE,
   ipErrorText,
-} from "../../src/net/ip-errors";
-import { NetError, type NetErrorKind } from "../../src/net/net-error";
+} from "../../src/net/parse/ip-errors";
 import { Code } from "../../src/ttrpc/codes";
 
 /** The status a peer is answered with for iproute2's `stderr`. */

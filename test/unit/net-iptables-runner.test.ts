@@ -5,16 +5,16 @@
  * a signal is reported so, output past the cap stops the tool, the call's
  * abort signal kills it, a refused input carries the line and words. Each
  * error's kind is checked, and the status code it reaches a peer with
- * (the RPC edge's table, src/agent/error-status.ts).
+ * (the RPC edge's table, src/common/error-status.ts).
  */
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { codeOfNetError } from "../../src/agent/error-status";
-import { IptablesRunner, RestoreError } from "../../src/net/iptables-runner";
-import { NetError } from "../../src/net/net-error";
+import { codeOfNetError } from "../../src/common/error-status";
+import { IptablesRunner, RestoreError } from "../../src/net/iptables/iptables-runner";
+import { NetError } from "../../src/net/model/net-error";
 import { Code } from "../../src/ttrpc/codes";
 
 const FAKE = fileURLToPath(new URL("../fixtures/fake-iptables/fake", import.meta.url));

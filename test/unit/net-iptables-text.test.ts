@@ -5,13 +5,13 @@
  * form and "has rules".
  */
 import { describe, expect, it } from "vitest";
-import { codeOfNetError } from "../../src/agent/error-status";
+import { codeOfNetError } from "../../src/common/error-status";
 import {
   classifyRestoreError,
   IPTABLES_ERROR_TABLE,
   MAX_WORDS,
   restoreFailure,
-} from "../../src/net/iptables-errors";
+} from "../../src/net/iptables/iptables-errors";
 import {
   checkRestoreInput,
   hasRules,
@@ -19,8 +19,8 @@ import {
   renderSnapshot,
   splitTables,
   tablesIn,
-} from "../../src/net/iptables-text";
-import { NetError, type NetErrorKind } from "../../src/net/net-error";
+} from "../../src/net/iptables/iptables-text";
+import { NetError, type NetErrorKind } from "../../src/net/model/net-error";
 import { Code } from "../../src/ttrpc/codes";
 
 /** The status a peer is answered with for a tool's `stderr` (the RPC edge's table). */

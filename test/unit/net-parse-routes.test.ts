@@ -7,9 +7,13 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { Route } from "../../src/net/model";
-import { nexthopIds, parseNexthops } from "../../src/net/parse-ip-nexthops";
-import { addLocks, parseAllTableRoutes, routeKeysNotCarried } from "../../src/net/parse-ip-routes";
+import type { Route } from "../../src/net/model/model";
+import { nexthopIds, parseNexthops } from "../../src/net/parse/parse-ip-nexthops";
+import {
+  addLocks,
+  parseAllTableRoutes,
+  routeKeysNotCarried,
+} from "../../src/net/parse/parse-ip-routes";
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../fixtures/ip/${name}`, import.meta.url), "utf8");

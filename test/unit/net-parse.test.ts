@@ -7,10 +7,10 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { splitJsonDocuments } from "../../src/net/json-documents";
-import { impliedKernelRoutes } from "../../src/net/kernel-routes";
-import { type Route, routeIdentity } from "../../src/net/model";
-import { parseLinks, parseNeighbors, parseRoutes } from "../../src/net/parse-ip-json";
+import { type Route, routeIdentity } from "../../src/net/model/model";
+import { splitJsonDocuments } from "../../src/net/parse/json-documents";
+import { parseLinks, parseNeighbors, parseRoutes } from "../../src/net/parse/parse-ip-json";
+import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../fixtures/ip/${name}`, import.meta.url), "utf8");

@@ -5,11 +5,11 @@
  * name none. withoutFields leaves exactly the named elements out.
  */
 import { describe, expect, it } from "vitest";
-import type { DesiredState, FullState } from "../../src/net/full-state";
-import type { Link } from "../../src/net/model";
-import { planApply } from "../../src/net/plan-apply";
-import { culpritOf, withoutFields } from "../../src/net/plan-culprit";
-import type { Rule } from "../../src/net/rules";
+import type { DesiredState, FullState } from "../../src/net/model/full-state";
+import type { Link } from "../../src/net/model/model";
+import { planApply } from "../../src/net/plan/plan-apply";
+import { culpritOf, withoutFields } from "../../src/net/plan/plan-culprit";
+import type { Rule } from "../../src/net/plan/rules";
 import { route } from "../support/routes";
 
 const MAC = "02:00:00:00:00:01";

@@ -8,8 +8,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Address, Link } from "../../src/net/model";
-import { type LinkTarget, planLink } from "../../src/net/plan-link";
+import type { Address, Link } from "../../src/net/model/model";
+import { type LinkTarget, planLink } from "../../src/net/plan/plan-link";
 import type { Attr } from "../../src/net/vocabulary/attrs";
 
 const UP = ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"];

@@ -5,10 +5,10 @@
  * through it, in every table, and its IPv6 addresses go with the `mtu` line).
  */
 import { describe, expect, it } from "vitest";
-import type { FullState } from "../../src/net/full-state";
-import type { Address, Link, Neighbor, Route } from "../../src/net/model";
-import { planApply } from "../../src/net/plan-apply";
-import { planLinkPhase, predictRoutes } from "../../src/net/plan-link-phase";
+import type { FullState } from "../../src/net/model/full-state";
+import type { Address, Link, Neighbor, Route } from "../../src/net/model/model";
+import { planApply } from "../../src/net/plan/plan-apply";
+import { planLinkPhase, predictRoutes } from "../../src/net/plan/plan-link-phase";
 
 const MAC = "02:00:00:00:00:01";
 

@@ -1,8 +1,8 @@
 /** planLink (name swap, MTU, ARP, address set, up state) and impliedKernelRoutes, table-driven. */
 import { describe, expect, it } from "vitest";
-import { impliedKernelRoutes } from "../../src/net/kernel-routes";
-import type { Address, Link } from "../../src/net/model";
-import { type LinkTarget, planLink, swapName } from "../../src/net/plan-link";
+import type { Address, Link } from "../../src/net/model/model";
+import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
+import { type LinkTarget, planLink, swapName } from "../../src/net/plan/plan-link";
 
 const UP = ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"];
 const DOWN = ["BROADCAST", "MULTICAST"];

@@ -1,13 +1,13 @@
 /** Neighbour lines: `neigh replace` and the lines that undo a batch of them. */
 import { describe, expect, it } from "vitest";
-import type { Neighbor } from "../../src/net/model";
+import type { Neighbor } from "../../src/net/model/model";
 import {
   type NeighborEntry,
   neighboursNotRestored,
   planNeighborRestore,
   renderNeighborReplace,
-} from "../../src/net/plan-neighbors";
-import { UnsafeTokenError } from "../../src/net/render-batch";
+} from "../../src/net/plan/plan-neighbors";
+import { UnsafeTokenError } from "../../src/net/plan/render-batch";
 
 const entry = (over: Partial<NeighborEntry> = {}): NeighborEntry => ({
   ip: "10.0.0.1",

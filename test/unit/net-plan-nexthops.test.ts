@@ -11,12 +11,12 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { FullState } from "../../src/net/full-state";
-import { type Link, makeRoute, type Nexthop, type Route } from "../../src/net/model";
-import { planLinkPhase } from "../../src/net/plan-link-phase";
-import { sameNexthop } from "../../src/net/plan-nexthops";
-import { planStateRestore } from "../../src/net/plan-restore";
-import { planRouteState } from "../../src/net/plan-route-state";
+import type { FullState } from "../../src/net/model/full-state";
+import { type Link, makeRoute, type Nexthop, type Route } from "../../src/net/model/model";
+import { planLinkPhase } from "../../src/net/plan/plan-link-phase";
+import { sameNexthop } from "../../src/net/plan/plan-nexthops";
+import { planStateRestore } from "../../src/net/plan/plan-restore";
+import { planRouteState } from "../../src/net/plan/plan-route-state";
 
 class KernelModel {
   readonly nexthops = new Map<number, Nexthop>();

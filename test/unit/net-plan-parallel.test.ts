@@ -8,13 +8,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { DesiredState, FullState } from "../../src/net/full-state";
-import { inWholeBatch, shareOut } from "../../src/net/ip-batch-parts";
-import { IpBatchError } from "../../src/net/ip-results";
-import type { Link, Route } from "../../src/net/model";
-import { planApply } from "../../src/net/plan-apply";
-import { PARALLEL_MIN_GATEWAY_ROUTES, parallelRouteOps } from "../../src/net/plan-parallel";
-import { planTables } from "../../src/net/plan-tables";
+import { inWholeBatch, shareOut } from "../../src/net/iproute/ip-batch-parts";
+import type { DesiredState, FullState } from "../../src/net/model/full-state";
+import type { Link, Route } from "../../src/net/model/model";
+import { IpBatchError } from "../../src/net/parse/ip-results";
+import { planApply } from "../../src/net/plan/plan-apply";
+import { PARALLEL_MIN_GATEWAY_ROUTES, parallelRouteOps } from "../../src/net/plan/plan-parallel";
+import { planTables } from "../../src/net/plan/plan-tables";
 import { route } from "../support/routes";
 
 const TABLES = [254, 100, 200, 300];

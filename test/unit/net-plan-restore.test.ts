@@ -1,9 +1,9 @@
 /** planLinksRestore (names back, what the downs cost the links) and planStateRestore's routes. */
 import { describe, expect, it } from "vitest";
-import type { FullState } from "../../src/net/full-state";
-import type { Address, Link, Route } from "../../src/net/model";
-import { swapName } from "../../src/net/plan-link";
-import { planLinksRestore, planStateRestore } from "../../src/net/plan-restore";
+import type { FullState } from "../../src/net/model/full-state";
+import type { Address, Link, Route } from "../../src/net/model/model";
+import { swapName } from "../../src/net/plan/plan-link";
+import { planLinksRestore, planStateRestore } from "../../src/net/plan/plan-restore";
 
 const UP = ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"];
 

@@ -12,7 +12,6 @@
  */
 import fc from "fast-check";
 import { describe, it } from "vitest";
-import { impliedKernelRoutes } from "../../src/net/kernel-routes";
 import {
   type Attr,
   type Hop,
@@ -21,8 +20,9 @@ import {
   type Route,
   routeIdentity,
   routeKey,
-} from "../../src/net/model";
-import { ecmpCapable, planRoutes } from "../../src/net/plan-routes";
+} from "../../src/net/model/model";
+import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
+import { ecmpCapable, planRoutes } from "../../src/net/plan/routes/plan-routes";
 import { explain, same, simulate } from "../support/plan-story";
 import { contains, RouteSim } from "../support/route-sim";
 

@@ -5,10 +5,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { impliedKernelRoutes } from "../../src/net/kernel-routes";
-import { type Link, type Route, routeIdentity, routeKey } from "../../src/net/model";
-import { planRoutes, type RouteOp } from "../../src/net/plan-routes";
-import { tableBeforeTouch, touchedRoutes } from "../../src/net/route-undo";
+import { type Link, type Route, routeIdentity, routeKey } from "../../src/net/model/model";
+import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
+import { planRoutes, type RouteOp } from "../../src/net/plan/routes/plan-routes";
+import { tableBeforeTouch, touchedRoutes } from "../../src/net/plan/routes/route-undo";
 import { SCOPE_LINK } from "../../src/net/vocabulary/routes";
 import { explain, same, simulate } from "../support/plan-story";
 import { contains, RouteSim } from "../support/route-sim";
@@ -236,7 +236,7 @@ const arbScenario: fc.Arbitrary<Scenario> = arbLinks.chain((links) => {
 const ids = (routes: readonly Route[], withProtocol = false) =>
   routes.map((r) => routeIdentity(r, withProtocol)).sort();
 
-/** What the agent's rollback plans with (src/agent/apply-routes.ts). */
+/** What the agent's rollback plans with (src/agent/apply/apply-routes.ts). */
 const ROLLBACK = { exact: true, deletesFirst: true } as const;
 
 // PROPERTY_RUNS=5000 for a longer hunt.

@@ -1,7 +1,7 @@
 /** batchLine's token guard and the `ip -batch` text of route operations, table-driven. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Route } from "../../src/net/model";
+import type { Route } from "../../src/net/model/model";
 import {
   batchLine,
   renderNexthopDelete,
@@ -10,7 +10,7 @@ import {
   renderRouteOps,
   renderRouteReplace,
   UnsafeTokenError,
-} from "../../src/net/render-batch";
+} from "../../src/net/plan/render-batch";
 import { route as r } from "../support/routes";
 
 describe("batchLine", () => {

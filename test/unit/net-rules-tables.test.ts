@@ -6,11 +6,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { impliedKernelRoutes } from "../../src/net/kernel-routes";
-import { type Link, type Route, routeIdentity, routeKey } from "../../src/net/model";
-import { parseAllTableRoutes } from "../../src/net/parse-ip-json";
-import type { RouteOp } from "../../src/net/plan-routes";
-import { planTables } from "../../src/net/plan-tables";
+import { type Link, type Route, routeIdentity, routeKey } from "../../src/net/model/model";
+import { parseAllTableRoutes } from "../../src/net/parse/parse-ip-json";
+import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
+import { planTables } from "../../src/net/plan/plan-tables";
+import type { RouteOp } from "../../src/net/plan/routes/plan-routes";
 import {
   DEFAULT_RULES,
   parseRules,
@@ -19,7 +19,7 @@ import {
   type RuleOp,
   renderRule,
   ruleIdentity,
-} from "../../src/net/rules";
+} from "../../src/net/plan/rules";
 import { RouteSim } from "../support/route-sim";
 
 // Recorded: ip -d -j rule / ip -6 -d -j rule, iproute2 6.1, Linux 6.18 (tun9 absent: detached).

@@ -7,16 +7,16 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { HOTPLUG_MAX_WAIT_MS } from "../../src/agent/limits";
-import { createLogger } from "../../src/agent/log";
-import { createNetworkService } from "../../src/agent/network-service";
+import { createNetworkService } from "../../src/agent/services/network-service";
+import { HOTPLUG_MAX_WAIT_MS } from "../../src/common/limits";
+import { createLogger } from "../../src/common/log";
 import { UpdateInterfaceRequestSchema } from "../../src/gen/agent_pb";
 import type { InterfaceSchema } from "../../src/gen/types_pb";
-import { networkText, parseIp } from "../../src/net/address";
-import { classifyIpError, ipErrorText } from "../../src/net/ip-errors";
-import { IpBatchError } from "../../src/net/ip-results";
-import type { IpRunner } from "../../src/net/ip-runner";
-import type { Address, Link, NetState } from "../../src/net/model";
+import type { IpRunner } from "../../src/net/iproute/ip-runner";
+import { networkText, parseIp } from "../../src/net/model/address";
+import type { Address, Link, NetState } from "../../src/net/model/model";
+import { classifyIpError, ipErrorText } from "../../src/net/parse/ip-errors";
+import { IpBatchError } from "../../src/net/parse/ip-results";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { CallContext } from "../../src/ttrpc/service";
 import { narrowReads } from "../helpers/fake-ip-reads";

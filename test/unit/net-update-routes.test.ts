@@ -6,15 +6,15 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../src/agent/log";
-import { createNetworkService } from "../../src/agent/network-service";
+import { createNetworkService } from "../../src/agent/services/network-service";
+import { createLogger } from "../../src/common/log";
 import { UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { IPFamily, type RouteSchema } from "../../src/gen/types_pb";
-import { classifyIpError, ipErrorText } from "../../src/net/ip-errors";
-import { IpBatchError } from "../../src/net/ip-results";
-import type { IpRunner } from "../../src/net/ip-runner";
-import { impliedKernelRoutes } from "../../src/net/kernel-routes";
-import { type Link, type NetState, type Route, routeIdentity } from "../../src/net/model";
+import type { IpRunner } from "../../src/net/iproute/ip-runner";
+import { type Link, type NetState, type Route, routeIdentity } from "../../src/net/model/model";
+import { classifyIpError, ipErrorText } from "../../src/net/parse/ip-errors";
+import { IpBatchError } from "../../src/net/parse/ip-results";
+import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { CallContext } from "../../src/ttrpc/service";
 import { narrowReads } from "../helpers/fake-ip-reads";

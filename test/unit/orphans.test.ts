@@ -7,9 +7,9 @@
  */
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../src/agent/log";
-import { awaitOrphans } from "../../src/agent/orphans";
-import { processesInGroup, readProcStat } from "../../src/agent/proc-stat";
+import { awaitOrphans } from "../../src/agent/journal/orphans";
+import { processesInGroup, readProcStat } from "../../src/agent/journal/proc-stat";
+import { createLogger } from "../../src/common/log";
 import { waitFor } from "../helpers/wait";
 
 const log = createLogger("error", () => {});

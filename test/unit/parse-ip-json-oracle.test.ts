@@ -7,9 +7,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { splitJsonDocuments } from "../../src/net/json-documents";
-import type { Route } from "../../src/net/model";
-import { parseAllTableRoutes, parseRoutes } from "../../src/net/parse-ip-json";
+import type { Route } from "../../src/net/model/model";
+import { splitJsonDocuments } from "../../src/net/parse/json-documents";
+import { parseAllTableRoutes, parseRoutes } from "../../src/net/parse/parse-ip-json";
 import { canonicalDst } from "../../src/net/vocabulary/routes";
 import * as v1 from "./oracle/parse-ip-json-v1";
 

@@ -9,8 +9,8 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { addressAttrList, addressWords } from "../../src/net/address-attrs";
-import { parseLinks } from "../../src/net/parse-ip-json";
+import { addressAttrList, addressWords } from "../../src/net/model/address-attrs";
+import { parseLinks } from "../../src/net/parse/parse-ip-json";
 
 const doc = JSON.parse(
   readFileSync(new URL("../fixtures/ip/addr-attrs.json", import.meta.url), "utf8"),

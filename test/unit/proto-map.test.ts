@@ -2,9 +2,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { IPFamily } from "../../src/gen/types_pb";
-import { splitJsonDocuments } from "../../src/net/json-documents";
-import type { Route } from "../../src/net/model";
-import { parseLinks, parseRoutes } from "../../src/net/parse-ip-json";
+import type { Route } from "../../src/net/model/model";
+import { splitJsonDocuments } from "../../src/net/parse/json-documents";
+import { parseLinks, parseRoutes } from "../../src/net/parse/parse-ip-json";
 import { linkToProto, routeToProto } from "../../src/wire/kata-map";
 
 const fixture = (name: string) =>

@@ -4,7 +4,7 @@
  * answer, and Check's answer. Other methods are left to protobuf-es.
  */
 import { describe, expect, it } from "vitest";
-import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/registry-options";
+import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";
 import { ServiceRegistry } from "../../src/ttrpc/service";

@@ -6,9 +6,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Route } from "../../src/net/model";
-import type { RouteOp } from "../../src/net/plan-routes";
-import { renderRouteOps } from "../../src/net/render-batch";
+import type { Route } from "../../src/net/model/model";
+import { renderRouteOps } from "../../src/net/plan/render-batch";
+import type { RouteOp } from "../../src/net/plan/routes/plan-routes";
 import * as v1 from "./oracle/render-batch-v1";
 
 function outcome(f: () => unknown): unknown {

@@ -15,7 +15,7 @@ import { checkMachines } from "../../rootfs/elf-check";
 import { type PackageFile, resolveNeeded } from "../../rootfs/elf-deps";
 import { isArm64Image, isGzip } from "../../rootfs/kernel";
 import type { Entry } from "../../rootfs/manifest";
-import { GUEST_ARCHES, parseGuestArch } from "../../src/host/guest-arch";
+import { GUEST_ARCHES, parseGuestArch } from "../../src/host/vm/guest-arch";
 
 const dir = mkdtempSync(join(tmpdir(), "netagent-foreign-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,7 +8,7 @@ import {
   FRONT_UPSTREAM_SOCKET,
   frontEntries,
 } from "../../rootfs/front";
-import { parseArgs } from "../../src/agent/config";
+import { parseArgs } from "../../src/agent/config/config";
 
 describe("rootfs --front", () => {
   it("adds the stand-in and the hook that starts it on the socket netagent is told", () => {

@@ -1,14 +1,19 @@
 /**
- * A routing lookup's checks and words (src/net/route-lookup.ts), the
- * agent's RouteGet validation over them (src/agent/lookup-service.ts), and
- * the probes diff draws from a pod (src/host/probes.ts).
+ * A routing lookup's checks and words (src/net/iproute/route-lookup.ts), the
+ * agent's RouteGet validation over them (src/agent/services/lookup-service.ts), and
+ * the probes diff draws from a pod (src/host/compare/probes.ts).
  */
 import { describe, expect, it } from "vitest";
-import { validateLookups } from "../../src/agent/lookup-service";
+import { validateLookups } from "../../src/agent/services/lookup-service";
 import { UsageError } from "../../src/host/commands/common";
 import { parseRouteGetArgs } from "../../src/host/commands/route-get";
-import { drawProbes } from "../../src/host/probes";
-import { lookupProblem, lookupTo, lookupWords, MAX_LOOKUPS } from "../../src/net/route-lookup";
+import { drawProbes } from "../../src/host/compare/probes";
+import {
+  lookupProblem,
+  lookupTo,
+  lookupWords,
+  MAX_LOOKUPS,
+} from "../../src/net/iproute/route-lookup";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { emptyRead } from "./complete-helpers";
 

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { RouteSchema } from "../../src/gen/types_pb";
-import type { Route } from "../../src/net/model";
+import type { Route } from "../../src/net/model/model";
 import { routeToProto } from "../../src/wire/kata-map";
 import { decodeUpdateRoutesRequest } from "../../src/wire/routes-reader";
 import { encodeRoutes } from "../../src/wire/routes-writer";

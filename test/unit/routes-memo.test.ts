@@ -5,10 +5,10 @@
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { NoChangeMemo } from "../../src/agent/routes-memo";
+import { NoChangeMemo } from "../../src/agent/services/routes-memo";
 import { RoutesSchema } from "../../src/gen/agent_pb";
-import { KEPT_TABLE_MAX_ROUTES } from "../../src/net/ip-runner";
-import type { Route } from "../../src/net/model";
+import { KEPT_TABLE_MAX_ROUTES } from "../../src/net/iproute/ip-runner";
+import type { Route } from "../../src/net/model/model";
 import { FAST_ENCODERS } from "../../src/wire/fast-codecs";
 
 const table: Route[] = [];

@@ -1,6 +1,6 @@
 /** SerialQueue: one task at a time, in arrival order; a failure does not stop the queue. */
 import { describe, expect, it } from "vitest";
-import { SerialQueue } from "../../src/agent/serial-queue";
+import { SerialQueue } from "../../src/agent/apply/serial-queue";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 /**
- * The agent's list of served services (src/agent/services.ts) against the
+ * The agent's list of served services (src/agent/server/services.ts) against the
  * schemas: every service any generated file of proto/ defines is in it,
  * and nothing else, so a new service cannot be served without netagentctl
  * knowing it (test/host/ctl-call.test.ts holds the running agent to the
@@ -8,7 +8,7 @@
 import { readdirSync } from "node:fs";
 import type { DescService } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { SERVED_SERVICES } from "../../src/agent/services";
+import { SERVED_SERVICES } from "../../src/agent/server/services";
 
 const GEN = new URL("../../src/gen/", import.meta.url);
 

@@ -8,8 +8,8 @@ import { create } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RouteSchema, RouteType } from "../../src/gen/network_pb";
-import { familyOf } from "../../src/net/address";
-import type { Route } from "../../src/net/model";
+import { familyOf } from "../../src/net/model/address";
+import type { Route } from "../../src/net/model/model";
 import { TABLE_MAIN } from "../../src/net/vocabulary/routes";
 import { ROUTE_TYPES, routeToWire } from "../../src/wire/state-map";
 

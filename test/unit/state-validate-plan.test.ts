@@ -6,12 +6,12 @@
 import { create } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LIMITS, validateApply } from "../../src/agent/validate-state";
+import { LIMITS, validateApply } from "../../src/agent/validate/validate-state";
 import { ApplyRequestSchema } from "../../src/gen/network_pb";
-import { describePlanLine, renderPlan } from "../../src/host/plan-words";
-import { currentKey } from "../../src/net/plan-apply";
-import { planLinkPhase } from "../../src/net/plan-link-phase";
-import { parseSysctlKey, sysctlValueProblem } from "../../src/net/sysctl-keys";
+import { describePlanLine, renderPlan } from "../../src/host/print/plan-words";
+import { currentKey } from "../../src/net/plan/plan-apply";
+import { planLinkPhase } from "../../src/net/plan/plan-link-phase";
+import { parseSysctlKey, sysctlValueProblem } from "../../src/net/sysctl/sysctl-keys";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
 
 describe("the allowed sysctl set", () => {

@@ -1,5 +1,5 @@
 /**
- * The sysctl part of a complete read (src/net/sysctl-tree.ts): every
+ * The sysctl part of a complete read (src/net/sysctl/sysctl-tree.ts): every
  * readable file below the root by path, in path order, trailing newline
  * dropped, empty and unreadable files left out (as `grep -rs ^` leaves
  * them out, which parseSysctlGrep reads into the same map); and the bound
@@ -13,7 +13,7 @@ import {
   readSysctlTree,
   SYSCTL_TREE_MAX_FILES,
   SysctlTreeTooLarge,
-} from "../../src/net/sysctl-tree";
+} from "../../src/net/sysctl/sysctl-tree";
 import { type TempDir, tempDir } from "../helpers/tmp";
 
 let dir: TempDir | undefined;

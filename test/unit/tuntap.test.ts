@@ -7,16 +7,16 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { LIMITS, validateApply } from "../../src/agent/validate-state";
+import { LIMITS, validateApply } from "../../src/agent/validate/validate-state";
 import { ApplyRequestSchema } from "../../src/gen/network_pb";
-import { parseAccounts } from "../../src/net/account-ids";
-import type { DesiredLink, DesiredState } from "../../src/net/full-state";
-import type { Link } from "../../src/net/model";
-import { parseLinks } from "../../src/net/parse-ip-json";
-import { culpritOf, fieldsThrough, withoutFields } from "../../src/net/plan-culprit";
-import { planLinkPhase } from "../../src/net/plan-link-phase";
-import { planLinksRestore } from "../../src/net/plan-restore";
-import { findTuntap } from "../../src/net/plan-tuntap";
+import { parseAccounts } from "../../src/net/iproute/account-ids";
+import type { DesiredLink, DesiredState } from "../../src/net/model/full-state";
+import type { Link } from "../../src/net/model/model";
+import { parseLinks } from "../../src/net/parse/parse-ip-json";
+import { culpritOf, fieldsThrough, withoutFields } from "../../src/net/plan/plan-culprit";
+import { planLinkPhase } from "../../src/net/plan/plan-link-phase";
+import { planLinksRestore } from "../../src/net/plan/plan-restore";
+import { findTuntap } from "../../src/net/plan/plan-tuntap";
 import type { TtrpcError } from "../../src/ttrpc/codes";
 
 const TUN = { mode: "tun" as const, multiQueue: false, pi: false, vnetHdr: false, persist: true };

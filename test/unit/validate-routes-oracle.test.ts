@@ -8,7 +8,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { validateRoutes } from "../../src/agent/validate-routes";
+import { validateRoutes } from "../../src/agent/validate/validate-routes";
 import { type Route as ProtoRoute, RouteSchema } from "../../src/gen/types_pb";
 import { TtrpcError } from "../../src/ttrpc/codes";
 import { validateRoutes as validateRoutesV1 } from "./oracle/validate-routes-v1";

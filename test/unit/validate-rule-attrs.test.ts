@@ -7,7 +7,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { LIMITS, validateApply } from "../../src/agent/validate-state";
+import { LIMITS, validateApply } from "../../src/agent/validate/validate-state";
 import { ApplyRequestSchema } from "../../src/gen/network_pb";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
 

@@ -9,7 +9,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { routesFromWire } from "../../src/agent/validate-state-routes";
+import { routesFromWire } from "../../src/agent/validate/validate-state-routes";
 import { NexthopSchema, RouteSchema } from "../../src/gen/network_pb";
 import { TtrpcError } from "../../src/ttrpc/codes";
 import { routesFromWire as routesFromWireV1 } from "./oracle/validate-state-routes-v1";

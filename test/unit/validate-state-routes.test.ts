@@ -7,9 +7,9 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { LIMITS, validateApply } from "../../src/agent/validate-state";
+import { LIMITS, validateApply } from "../../src/agent/validate/validate-state";
 import { ApplyRequestSchema } from "../../src/gen/network_pb";
-import type { DesiredState } from "../../src/net/full-state";
+import type { DesiredState } from "../../src/net/model/full-state";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
 
 type Wire = Record<string, unknown>;

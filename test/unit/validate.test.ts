@@ -5,9 +5,9 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { validateInterface, validateNeighbors } from "../../src/agent/validate";
-import { validateMac, validateName } from "../../src/agent/validate-fields";
-import { validateRoutes } from "../../src/agent/validate-routes";
+import { validateInterface, validateNeighbors } from "../../src/agent/validate/validate";
+import { validateMac, validateName } from "../../src/agent/validate/validate-fields";
+import { validateRoutes } from "../../src/agent/validate/validate-routes";
 import { ARPNeighborSchema, InterfaceSchema, IPFamily, RouteSchema } from "../../src/gen/types_pb";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 

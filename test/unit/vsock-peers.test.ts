@@ -9,9 +9,13 @@ import { dlopen, FFIType, ptr } from "bun:ffi";
 import { fstatSync } from "node:fs";
 import { createConnection } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigError, parseArgs } from "../../src/agent/config";
-import { createLogger } from "../../src/agent/log";
-import { guardVsockPeers, parseCidList, vsockPeerAllowed } from "../../src/agent/vsock-peers";
+import { ConfigError, parseArgs } from "../../src/agent/config/config";
+import {
+  guardVsockPeers,
+  parseCidList,
+  vsockPeerAllowed,
+} from "../../src/agent/server/vsock-peers";
+import { createLogger } from "../../src/common/log";
 import type { ByteChannel, ChannelSink } from "../../src/transport/channel";
 import { listenFd } from "../../src/transport/socket-listener";
 import { vsockListenFd, vsockPeerCid } from "../../src/transport/vsock";

@@ -11,8 +11,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { type KvmFacts, probeKvm } from "../../src/host/accel";
-import { Vm, type VmOptions } from "../../src/host/vm";
+import { type KvmFacts, probeKvm } from "../../src/host/vm/accel";
+import { Vm, type VmOptions } from "../../src/host/vm/vm";
 import { pidAlive } from "../helpers/process";
 
 const dir = mkdtempSync(join(tmpdir(), "netagent-fakeqemu-accel-"));

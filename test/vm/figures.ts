@@ -12,9 +12,9 @@ import { loadavg } from "node:os";
 import { SHELL_PROMPT } from "../../rootfs/manifest";
 import { AgentService } from "../../src/gen/agent_pb";
 import { IPFamily } from "../../src/gen/types_pb";
-import { bootJsonPath, loadBootSpec } from "../../src/host/boot-spec";
-import { parseGuestArch } from "../../src/host/guest-arch";
-import { Vm } from "../../src/host/vm";
+import { bootJsonPath, loadBootSpec } from "../../src/host/vm/boot-spec";
+import { parseGuestArch } from "../../src/host/vm/guest-arch";
+import { Vm } from "../../src/host/vm/vm";
 import { ensureGuestImage, PTP_ROUTES } from "./image";
 
 const MAC = "52:54:00:0a:f8:92";

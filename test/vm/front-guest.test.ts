@@ -14,8 +14,8 @@ import { SHELL_PROMPT } from "../../rootfs/manifest";
 import { UpdateInterfaceRequestSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
 import { IPFamily } from "../../src/gen/types_pb";
-import { SERIAL_PORT_NAME } from "../../src/host/qemu-args";
-import { Vm } from "../../src/host/vm";
+import { SERIAL_PORT_NAME } from "../../src/host/vm/qemu-args";
+import { Vm } from "../../src/host/vm/vm";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { type GoStep, type GoStepResult, goClient } from "../helpers/go";
 import {

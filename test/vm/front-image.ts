@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BootSpec, loadBootSpec } from "../../src/host/boot-spec";
+import { type BootSpec, loadBootSpec } from "../../src/host/vm/boot-spec";
 import { goStaticUpstream } from "../helpers/go";
 
 const DIR = "dist/guest-front";

@@ -9,9 +9,9 @@
  */
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentClient } from "../../src/client/client";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
-import type { AgentClient } from "../../src/host/client";
-import { Vm } from "../../src/host/vm";
+import { Vm } from "../../src/host/vm/vm";
 import type { ChainPod } from "../host/state-helpers";
 import { ensureGuestImage, snapshotGuestImage } from "./image";
 import { guestLines, makePod, mirrorAndReadBack } from "./pod-mirror";

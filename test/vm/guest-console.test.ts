@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { extractMarked, GuestConsole, markedCommand } from "../../src/host/guest-console";
+import { extractMarked, GuestConsole, markedCommand } from "../../src/host/vm/guest-console";
 
 describe("markedCommand / extractMarked", () => {
   it("never echoes its own markers: only the command's printf prints them", () => {

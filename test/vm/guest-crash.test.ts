@@ -19,7 +19,7 @@ import {
   SysctlSchema,
 } from "../../src/gen/network_pb";
 import { IPFamily } from "../../src/gen/types_pb";
-import { Vm } from "../../src/host/vm";
+import { Vm } from "../../src/host/vm/vm";
 import { ensureGuestImage, snapshotGuestImage } from "./image";
 
 const MAC = "52:54:00:0a:f8:24";

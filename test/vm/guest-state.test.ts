@@ -9,7 +9,7 @@
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Vm } from "../../src/host/vm";
+import { Vm } from "../../src/host/vm/vm";
 import { NETAGENTCTL } from "../host/helpers";
 import { type ChainPod, tableText } from "../host/state-helpers";
 import { ensureGuestImage, snapshotGuestImage } from "./image";

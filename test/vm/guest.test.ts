@@ -13,12 +13,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SHELL_PROMPT } from "../../rootfs/manifest";
+import type { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
 import { IPFamily } from "../../src/gen/types_pb";
-import { type BootSpec, loadBootSpec } from "../../src/host/boot-spec";
-import type { AgentClient } from "../../src/host/client";
-import { Vm } from "../../src/host/vm";
+import { type BootSpec, loadBootSpec } from "../../src/host/vm/boot-spec";
+import { Vm } from "../../src/host/vm/vm";
 import { ensureGuestImage, PTP_ROUTES } from "./image";
 
 const MAC = "52:54:00:0a:f8:92";

@@ -11,8 +11,8 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, statSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IPFamily } from "../../src/gen/types_pb";
-import { type BootSpec, loadBootSpec } from "../../src/host/boot-spec";
-import { GUEST_ARCHES, type GuestArchName } from "../../src/host/guest-arch";
+import { type BootSpec, loadBootSpec } from "../../src/host/vm/boot-spec";
+import { GUEST_ARCHES, type GuestArchName } from "../../src/host/vm/guest-arch";
 
 const FILES = [
   "vmlinuz",

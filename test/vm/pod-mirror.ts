@@ -9,7 +9,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { expect } from "vitest";
-import type { Vm } from "../../src/host/vm";
+import type { Vm } from "../../src/host/vm/vm";
 import { expectOnlyGaps } from "../host/complete-helpers";
 import { NETAGENTCTL } from "../host/helpers";
 import { ChainPod, ptpTuningSbr, sysctl, tableText } from "../host/state-helpers";

@@ -5,7 +5,7 @@ import {
   hostAgentAddress,
   kernelCmdline,
   qemuArgs,
-} from "../../src/host/qemu-args";
+} from "../../src/host/vm/qemu-args";
 
 const base: GuestConfig = {
   kernel: "/g/vmlinuz",

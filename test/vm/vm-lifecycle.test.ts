@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { Vm } from "../../src/host/vm";
+import { Vm } from "../../src/host/vm/vm";
 import { pidAlive } from "../helpers/process";
 
 const dir = mkdtempSync(join(tmpdir(), "netagent-fakeqemu-"));

@@ -9,8 +9,8 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadBootSpec } from "../../src/host/boot-spec";
-import { Vm } from "../../src/host/vm";
+import { loadBootSpec } from "../../src/host/vm/boot-spec";
+import { Vm } from "../../src/host/vm/vm";
 import { PtpPod, randomMac, tempDir } from "../host/helpers";
 import { addPodNic, Watcher } from "../host/watch-helpers";
 import { ensureGuestImage } from "./image";

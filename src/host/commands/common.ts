@@ -6,12 +6,13 @@
  * status CODE: message is printed; diff: pod and guest differ); 2 usage or
  * bad input (nothing was sent); 3 diff could not compare (error printed).
  */
-import { withStatus } from "../../agent/error-status";
+
+import { AgentClient } from "../../client/client";
+import { withStatus } from "../../common/error-status";
 import { codeName, TtrpcError } from "../../ttrpc/codes";
-import { AgentClient } from "../client";
-import type { Progress } from "../progress";
-import { InputError, readInputFile } from "../read-input";
-import { escapeControls, terminalSafe } from "../safe-text";
+import type { Progress } from "../print/progress";
+import { escapeControls, terminalSafe } from "../print/safe-text";
+import { InputError, readInputFile } from "./read-input";
 
 /**
  * A bad flag or input file: exit 2, the command's help is pointed at. The

@@ -1,23 +1,24 @@
 /** diff: the pod against the guest, side by side; exit 0 equal, 1 different. */
+
+import type { AgentClient } from "../../client/client";
 import { AgentService } from "../../gen/agent_pb";
-import { MAX_LOOKUPS } from "../../net/route-lookup";
+import { MAX_LOOKUPS } from "../../net/iproute/route-lookup";
 import { stateToWire } from "../../wire/state-map";
-import type { AgentClient } from "../client";
-import { type CompleteComparison, compareBoth } from "../complete-compare";
+import { type CompleteComparison, compareBoth } from "../compare/complete-compare";
 import {
   addSections,
   completeSection,
   mirrorDifferencesHelp,
   probesSection,
-} from "../complete-report";
-import { type Comparison, compareNetworks, type Row, renderComparison } from "../diff";
-import { notMirrored, probeNetwork } from "../drive-state";
-import { compareRules, type RulesComparison, readGuestRules } from "../iptables-mirror";
-import { readPodRules } from "../iptables-pod";
-import { addRulesSection, withRules } from "../iptables-report";
-import type { SyncRequests } from "../pod-requests";
-import { comparable, defaultFor, readFreshDefaults } from "../pod-state";
-import { compareStates, renderStateComparison, type StateComparison } from "../state-diff";
+} from "../compare/complete-report";
+import { type Comparison, compareNetworks, type Row, renderComparison } from "../compare/diff";
+import { compareStates, renderStateComparison, type StateComparison } from "../compare/state-diff";
+import { readPodRules } from "../pod/iptables-pod";
+import type { SyncRequests } from "../pod/pod-requests";
+import { comparable, defaultFor, readFreshDefaults } from "../pod/pod-state";
+import { addRulesSection, withRules } from "../print/iptables-report";
+import { notMirrored, probeNetwork } from "../sync/drive-state";
+import { compareRules, type RulesComparison, readGuestRules } from "../sync/iptables-mirror";
 import {
   type Command,
   describeError,

@@ -8,9 +8,9 @@ import {
   toBinary,
   toJson,
 } from "@bufbuild/protobuf";
-import { SERVED_SERVICES } from "../../agent/services";
+import { SERVED_SERVICES } from "../../agent/server/services";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/health_pb";
-import { escapeControls } from "../safe-text";
+import { escapeControls } from "../print/safe-text";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 
 /** What `call` can call: every service the agent serves, by the agent's own list. */

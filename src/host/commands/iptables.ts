@@ -1,7 +1,7 @@
 /** iptables get|set: the guest's packet filter by hand (GetIPTables / SetIPTables). */
 import { AgentService } from "../../gen/agent_pb";
-import { InputError, readInputBytes } from "../read-input";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
+import { InputError, readInputBytes } from "./read-input";
 
 const HELP = `usage: netagentctl iptables get [--ipv6]
        netagentctl iptables set [--ipv6] --file F

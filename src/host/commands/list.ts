@@ -1,7 +1,7 @@
 /** list-interfaces and list-routes: the guest as the agent reports it. */
 import { toJson } from "@bufbuild/protobuf";
 import { AgentService, InterfacesSchema, RoutesSchema } from "../../gen/agent_pb";
-import { interfacesTable, routesTable } from "../table";
+import { interfacesTable, routesTable } from "../print/table";
 import { type Command, parseFlags, withClient } from "./common";
 
 const COMMON = `Options: --addr ADDR, --timeout S, --json (the answer as protobuf JSON).

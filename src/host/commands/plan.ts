@@ -1,10 +1,10 @@
 /** plan: what Apply would do to make the guest the pod, in words; nothing changes. */
 import { Network } from "../../gen/network_pb";
-import { applyRequestFor, probeNetwork } from "../drive-state";
-import { describeField } from "../mirror-scope";
-import { renderPlan } from "../plan-words";
-import { readFreshDefaults } from "../pod-state";
-import { escapeControls } from "../safe-text";
+import { readFreshDefaults } from "../pod/pod-state";
+import { renderPlan } from "../print/plan-words";
+import { escapeControls } from "../print/safe-text";
+import { applyRequestFor, probeNetwork } from "../sync/drive-state";
+import { describeField } from "../sync/mirror-scope";
 import { type Command, ExitError, parseFlags, UsageError, withClient } from "./common";
 import { podSource } from "./pod-source";
 

@@ -2,10 +2,10 @@
  * The pod side of sync and diff: `--netns NAME|PATH` (read with ip) or
  * `--cni-result FILE` (a CNI ADD result), exactly one of them.
  */
-import { CniResultError, requestsFromCniResult } from "../cni-result";
-import { resolveNetns } from "../netns-arg";
-import { readPodRequests, type SyncRequests } from "../pod-requests";
-import { type PodFullState, readPodFullState } from "../pod-state";
+import { CniResultError, requestsFromCniResult } from "../pod/cni-result";
+import { resolveNetns } from "../pod/netns-arg";
+import { readPodRequests, type SyncRequests } from "../pod/pod-requests";
+import { type PodFullState, readPodFullState } from "../pod/pod-state";
 import { readInput, UsageError } from "./common";
 
 export const POD_SOURCE_HELP = `Pod (exactly one):

@@ -1,9 +1,9 @@
 /** route-get: one routing decision in the pod and in the guest, side by side. */
-import { type LookupSpec, lookupProblem, lookupTo } from "../../net/route-lookup";
-import { decisionWords, lookupText, sameDecision } from "../lookup-compare";
-import { guestDecisions, podDecisions } from "../lookups-both";
-import { resolveNetns } from "../netns-arg";
-import { escapeControls } from "../safe-text";
+import { type LookupSpec, lookupProblem, lookupTo } from "../../net/iproute/route-lookup";
+import { decisionWords, lookupText, sameDecision } from "../compare/lookup-compare";
+import { guestDecisions, podDecisions } from "../compare/lookups-both";
+import { resolveNetns } from "../pod/netns-arg";
+import { escapeControls } from "../print/safe-text";
 import { type Command, describeError, ExitError, UsageError, withClient } from "./common";
 
 const HELP = `usage: netagentctl route-get --netns NAME|PATH [--addr ADDR] [--json] ADDRESS

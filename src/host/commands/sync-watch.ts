@@ -3,11 +3,11 @@
  * they happen (not at the end, as other commands do); SIGINT and SIGTERM
  * finish the sync in flight and exit 0.
  */
-import type { SyncOptions } from "../drive-agent";
-import { RESYNC_DEFAULTS } from "../resync-scheduler";
-import { readPodState, syncPod } from "../sync-once";
-import { watchPod } from "../sync-watch";
-import { renderJson, renderText, type WatchEvent } from "../watch-output";
+import type { SyncOptions } from "../sync/drive-agent";
+import { readPodState, syncPod } from "../sync/sync-once";
+import { RESYNC_DEFAULTS } from "../watch/resync-scheduler";
+import { watchPod } from "../watch/sync-watch";
+import { renderJson, renderText, type WatchEvent } from "../watch/watch-output";
 import { type CommandContext, UsageError } from "./common";
 import type { PodSource } from "./pod-source";
 

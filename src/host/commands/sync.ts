@@ -1,12 +1,12 @@
 /** sync: mirror a pod's network into the guest: one Apply, or as the Kata runtime does. */
 import { toJson } from "@bufbuild/protobuf";
 import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
-import { mirrorLines } from "../iptables-report";
-import type { SyncRequests } from "../pod-requests";
-import { KATA_RETRY } from "../retry";
-import { escapeControls } from "../safe-text";
-import { type ApplyReport, type PodReport, readPodState, syncPod } from "../sync-once";
-import { type Verification, verifySync } from "../sync-verify";
+import type { SyncRequests } from "../pod/pod-requests";
+import { mirrorLines } from "../print/iptables-report";
+import { escapeControls } from "../print/safe-text";
+import { KATA_RETRY } from "../sync/retry";
+import { type ApplyReport, type PodReport, readPodState, syncPod } from "../sync/sync-once";
+import { type Verification, verifySync } from "../sync/sync-verify";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";
 import { runWatch, WATCH_HELP } from "./sync-watch";

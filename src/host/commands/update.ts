@@ -19,7 +19,7 @@ import {
   UpdateRoutesRequestSchema,
 } from "../../gen/agent_pb";
 import { InterfaceSchema } from "../../gen/types_pb";
-import { interfacesTable, routesTable } from "../table";
+import { interfacesTable, routesTable } from "../print/table";
 import { type Command, parseFlags, readInput, UsageError, withClient } from "./common";
 
 const EXIT = `Exit codes: 0 ok; 1 the agent refused or failed (CODE: message printed; the

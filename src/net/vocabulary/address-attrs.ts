@@ -8,7 +8,7 @@
  * is not set (the kernel's default: no broadcast, the link's name as label,
  * forever, scope global).
  */
-import { type Family, parseIp } from "../address";
+import { type Family, parseIp } from "../model/address";
 import { type AttrSpec, attrTable, jsonUint, oneOf, pattern, uint } from "./attrs";
 
 /** INFINITY_LIFE_TIME: `forever`. */

@@ -14,7 +14,7 @@ import {
   maxPrefix,
   networkText,
   parseIp,
-} from "../address";
+} from "../model/address";
 
 /** Next-hop flags (rtnh_flags, RTNH_F_* in linux/rtnetlink.h). */
 export const RTNH_F = {

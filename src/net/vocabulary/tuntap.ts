@@ -9,8 +9,8 @@
  * names are resolved back through the same files (account-ids.ts), so the
  * model always holds numbers.
  */
-import { accountId } from "../account-ids";
-import type { Json } from "../json-fields";
+import { accountId } from "../iproute/account-ids";
+import type { Json } from "../parse/json-fields";
 
 /** The character device every tun and tap is made through. */
 export const TUN_DEVICE = "/dev/net/tun";

@@ -2,7 +2,7 @@
 import { toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { InterfaceSchema, RouteSchema } from "../../../src/gen/types_pb";
-import { CniResultError, requestsFromCniResult } from "../../../src/host/cni-result";
+import { CniResultError, requestsFromCniResult } from "../../../src/host/pod/cni-result";
 
 const MAC = "62:F5:74:89:88:1F";
 

@@ -8,11 +8,11 @@ import {
   type Route,
   RouteSchema,
 } from "../../../src/gen/types_pb";
-import { tentativeAddresses } from "../../../src/host/complete-compare";
-import type { CompleteRead } from "../../../src/host/complete-read";
-import { probesSection } from "../../../src/host/complete-report";
-import { compareNetworks, renderComparison } from "../../../src/host/diff";
-import type { Decision } from "../../../src/net/ip-lookups";
+import { tentativeAddresses } from "../../../src/host/compare/complete-compare";
+import type { CompleteRead } from "../../../src/host/compare/complete-read";
+import { probesSection } from "../../../src/host/compare/complete-report";
+import { compareNetworks, renderComparison } from "../../../src/host/compare/diff";
+import type { Decision } from "../../../src/net/iproute/ip-lookups";
 
 const MAC = "62:f5:74:89:88:1f";
 const LL = "fe80::60f5:74ff:fe89:881f";

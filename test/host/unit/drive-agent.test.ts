@@ -1,11 +1,11 @@
 /** syncAgent: the runtime's call order, the retry, UNIMPLEMENTED tolerated, failures thrown. */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import type { AgentClient } from "../../../src/client/client";
 import { HealthCheckResponse_ServingStatus } from "../../../src/gen/health_pb";
 import { InterfaceSchema, RouteSchema } from "../../../src/gen/types_pb";
-import type { AgentClient } from "../../../src/host/client";
-import { syncAgent } from "../../../src/host/drive-agent";
-import type { SyncRequests } from "../../../src/host/pod-requests";
+import type { SyncRequests } from "../../../src/host/pod/pod-requests";
+import { syncAgent } from "../../../src/host/sync/drive-agent";
 import { Code, TtrpcError } from "../../../src/ttrpc/codes";
 
 type Answer = (request: unknown) => unknown;

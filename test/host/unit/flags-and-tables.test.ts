@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { InterfaceSchema, IPFamily, RouteSchema } from "../../../src/gen/types_pb";
 import { parseFlags, UsageError } from "../../../src/host/commands/common";
-import { interfacesTable, renderTable, routesTable } from "../../../src/host/table";
+import { interfacesTable, renderTable, routesTable } from "../../../src/host/print/table";
 
 describe("parseFlags", () => {
   const spec = { "--file": "value", "--dry-run": "bool" } as const;

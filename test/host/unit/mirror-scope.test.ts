@@ -5,9 +5,9 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { StateSchema } from "../../../src/gen/network_pb";
-import { describeField, scopeMirror } from "../../../src/host/mirror-scope";
-import type { PodFullState } from "../../../src/host/pod-state";
-import type { Link, Route } from "../../../src/net/model";
+import type { PodFullState } from "../../../src/host/pod/pod-state";
+import { describeField, scopeMirror } from "../../../src/host/sync/mirror-scope";
+import type { Link, Route } from "../../../src/net/model/model";
 
 const link = (name: string, mac: string, kind = "veth"): Link => ({
   index: name.length,

@@ -1,8 +1,8 @@
 /** The --netns rule (one resolution for check and read) and the terminal escaping helper. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { resolveNetns } from "../../../src/host/netns-arg";
-import { escapeControls, terminalSafe } from "../../../src/host/safe-text";
+import { resolveNetns } from "../../../src/host/pod/netns-arg";
+import { escapeControls, terminalSafe } from "../../../src/host/print/safe-text";
 import { tempDir } from "../../helpers/tmp";
 
 const dir = tempDir("netagent-netns-arg-");

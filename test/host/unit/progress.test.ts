@@ -1,6 +1,6 @@
 /** progress: a redrawn line on a terminal, silence when piped. */
 import { describe, expect, it } from "vitest";
-import { createProgress, quietProgress } from "../../../src/host/progress";
+import { createProgress, quietProgress } from "../../../src/host/print/progress";
 
 function stream(isTTY: boolean) {
   const writes: string[] = [];

@@ -2,8 +2,8 @@
 import { toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ARPNeighborSchema, InterfaceSchema, RouteSchema } from "../../../src/gen/types_pb";
-import { requestsFromState } from "../../../src/host/pod-requests";
-import type { Link, Neighbor, NetState } from "../../../src/net/model";
+import { requestsFromState } from "../../../src/host/pod/pod-requests";
+import type { Link, Neighbor, NetState } from "../../../src/net/model/model";
 import { route } from "../../support/routes";
 
 const link = (over: Partial<Link>): Link => ({

@@ -13,7 +13,7 @@ import {
   ResyncScheduler,
   resyncBackoff,
   type SyncOutcome,
-} from "../../../src/host/resync-scheduler";
+} from "../../../src/host/watch/resync-scheduler";
 
 /** A fake clock: timers fire when `advance` passes them. */
 class Clock {

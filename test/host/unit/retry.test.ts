@@ -1,6 +1,6 @@
 /** retry: only on "Link not found", exponential with jitter, capped, bounded. */
 import { describe, expect, it } from "vitest";
-import { backoffDelay, isLinkNotFound, KATA_RETRY, retry } from "../../../src/host/retry";
+import { backoffDelay, isLinkNotFound, KATA_RETRY, retry } from "../../../src/host/sync/retry";
 import { Code, TtrpcError } from "../../../src/ttrpc/codes";
 
 const notFound = () => new TtrpcError("Link not found (hwAddr 02:00:00:00:00:01)", Code.NOT_FOUND);

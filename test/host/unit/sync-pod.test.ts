@@ -5,12 +5,12 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import type { AgentClient } from "../../../src/client/client";
 import { HealthCheckResponse_ServingStatus } from "../../../src/gen/health_pb";
 import { ApplyResponseSchema, StateSchema } from "../../../src/gen/network_pb";
 import { InterfaceSchema } from "../../../src/gen/types_pb";
-import type { AgentClient } from "../../../src/host/client";
-import type { PodFullState } from "../../../src/host/pod-state";
-import { type PodState, syncPod } from "../../../src/host/sync-once";
+import type { PodFullState } from "../../../src/host/pod/pod-state";
+import { type PodState, syncPod } from "../../../src/host/sync/sync-once";
 import { Code, TtrpcError } from "../../../src/ttrpc/codes";
 
 function fakeClient(answers: Record<string, (request: unknown) => unknown>) {

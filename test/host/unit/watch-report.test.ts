@@ -1,15 +1,15 @@
 /** What the watch says: request diffs, departed NICs, the text and JSON lines, escaping. */
 import { describe, expect, it } from "vitest";
-import { requestsFromState } from "../../../src/host/pod-requests";
-import { departedMacs } from "../../../src/host/retire-nics";
-import { renderJson, renderText, type WatchEvent } from "../../../src/host/watch-output";
+import { requestsFromState } from "../../../src/host/pod/pod-requests";
+import { departedMacs } from "../../../src/host/sync/retire-nics";
+import { renderJson, renderText, type WatchEvent } from "../../../src/host/watch/watch-output";
 import {
   diffPodState,
   diffRequests,
   samePodState,
   sameRequests,
-} from "../../../src/host/watch-report";
-import type { NetState } from "../../../src/net/model";
+} from "../../../src/host/watch/watch-report";
+import type { NetState } from "../../../src/net/model/model";
 
 const link = (name: string, mac: string, addrs: string[], mtu = 1500) => ({
   index: 2,

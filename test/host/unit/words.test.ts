@@ -19,12 +19,12 @@ import {
   IPFamily,
   RouteSchema as KataRouteSchema,
 } from "../../../src/gen/types_pb";
-import { compareNetworks } from "../../../src/host/diff";
-import { describePlanLine } from "../../../src/host/plan-words";
-import type { SyncRequests } from "../../../src/host/pod-requests";
-import { compareStates } from "../../../src/host/state-diff";
-import { routesTable } from "../../../src/host/table";
-import { diffRequests } from "../../../src/host/watch-report";
+import { compareNetworks } from "../../../src/host/compare/diff";
+import { compareStates } from "../../../src/host/compare/state-diff";
+import type { SyncRequests } from "../../../src/host/pod/pod-requests";
+import { describePlanLine } from "../../../src/host/print/plan-words";
+import { routesTable } from "../../../src/host/print/table";
+import { diffRequests } from "../../../src/host/watch/watch-report";
 
 const MAC = "02:00:00:00:00:01";
 type KataInit = MessageInitShape<typeof KataRouteSchema>;

@@ -11,8 +11,8 @@ import {
   maxPrefix,
   networkText,
   parseIp,
-} from "../../../src/net/address";
-import type { Address, Link, Neighbor, Route } from "../../../src/net/model";
+} from "../../../src/net/model/address";
+import type { Address, Link, Neighbor, Route } from "../../../src/net/model/model";
 import { parseTable } from "../../../src/net/vocabulary/routes";
 
 type Json = Record<string, unknown>;

@@ -3,7 +3,7 @@
  * (commit 3332015, src/net/plan-routes.ts): the oracle the faster planner is
  * held to in net-plan-routes.test.ts. Not used by the agent.
  */
-import { type Route, routeIdentity, routeKey } from "../../../src/net/model";
+import { type Route, routeIdentity, routeKey } from "../../../src/net/model/model";
 
 export type RouteOp =
   /** `overwrites`: the current route the kernel will overwrite (same key), if any. */

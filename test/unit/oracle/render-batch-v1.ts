@@ -3,8 +3,8 @@
  * joined from token arrays (commit 2803f7a, src/net/render-batch.ts): the
  * oracle render-batch-oracle.test.ts holds the faster one to.
  */
-import type { Route } from "../../../src/net/model";
-import type { RouteOp } from "../../../src/net/plan-routes";
+import type { Route } from "../../../src/net/model/model";
+import type { RouteOp } from "../../../src/net/plan/routes/plan-routes";
 import { formatTable } from "../../../src/net/vocabulary/routes";
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/@+=-]+$/;

@@ -10,10 +10,10 @@ import {
   resolveFamily,
   validateMtu,
   validateName,
-} from "../../../src/agent/validate-fields";
+} from "../../../src/agent/validate/validate-fields";
 import type { Route as ProtoRoute } from "../../../src/gen/types_pb";
-import { defaultDst, maxPrefix, networkText, parsePrefix } from "../../../src/net/address";
-import { type Route, routeKey } from "../../../src/net/model";
+import { defaultDst, maxPrefix, networkText, parsePrefix } from "../../../src/net/model/address";
+import { type Route, routeKey } from "../../../src/net/model/model";
 import { isManagedLink } from "../../../src/net/vocabulary/links";
 import { RTNH_F_ONLINK } from "../../../src/net/vocabulary/routes";
 

@@ -5,17 +5,17 @@
  * (validate-state-routes-oracle.test.ts).
  */
 
-import { attrsFromWire } from "../../../src/agent/validate-attrs";
-import { invalid, validateName } from "../../../src/agent/validate-fields";
-import { bounded, cidr, family, ip, mtu } from "../../../src/agent/validate-values";
+import { attrsFromWire } from "../../../src/agent/validate/validate-attrs";
+import { invalid, validateName } from "../../../src/agent/validate/validate-fields";
+import { bounded, cidr, family, ip, mtu } from "../../../src/agent/validate/validate-values";
 import type {
   Hop as WireHop,
   Nexthop as WireNexthop,
   Route as WireRoute,
 } from "../../../src/gen/network_pb";
-import { defaultDst, type Family } from "../../../src/net/address";
-import type { Hop, Nexthop, Route } from "../../../src/net/model";
-import { ecmpCapable } from "../../../src/net/plan-routes";
+import { defaultDst, type Family } from "../../../src/net/model/address";
+import type { Hop, Nexthop, Route } from "../../../src/net/model/model";
+import { ecmpCapable } from "../../../src/net/plan/routes/plan-routes";
 import { isManagedLink } from "../../../src/net/vocabulary/links";
 import { GROUP_ONLY_ATTRS, NEXTHOP_ATTRS } from "../../../src/net/vocabulary/nexthop-attrs";
 import { lockedNames, ROUTE_ATTRS } from "../../../src/net/vocabulary/route-attrs";

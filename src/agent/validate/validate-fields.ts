@@ -1,0 +1,97 @@
+/**
+ * The field checks every request validator shares: link names, MACs, MTUs,
+ * addresses of a family, the family of an entry. Each failure is
+ * INVALID_ARGUMENT naming the field and the value.
+ */
+import * as v from "valibot";
+import { IPFamily } from "../../gen/types_pb";
+import { type Family, type ParsedIp, parseIp } from "../../net/model/address";
+import { Code, TtrpcError } from "../../ttrpc/codes";
+import { quote } from "../../ttrpc/quote";
+
+/**
+ * INVALID_ARGUMENT naming the field and the value, the value quoted short
+ * (a long one cut, with its length): the message's size is bounded.
+ */
+export function invalid(field: string, value: unknown, why: string): TtrpcError {
+  return new TtrpcError(`${field}: ${quote(value)} ${why}`, Code.INVALID_ARGUMENT);
+}
+
+/** Link names iproute2 and the kernel both take, and nothing that could read as an option. */
+const NameSchema = v.pipe(
+  v.string(),
+  v.minLength(1, "is empty"),
+  v.maxLength(15, "is longer than 15 bytes"),
+  v.regex(
+    /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/,
+    "is not a valid interface name (letters, digits, '_', '.', '-'; not starting with '-' or '.')",
+  ),
+);
+
+const MacSchema = v.pipe(
+  v.string(),
+  v.regex(/^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$/, "is not a MAC address (xx:xx:xx:xx:xx:xx)"),
+);
+
+const MtuSchema = v.pipe(
+  v.number(),
+  v.integer(),
+  v.minValue(68, "is below 68"),
+  v.maxValue(65535, "is above 65535"),
+);
+
+function check<T>(schema: v.GenericSchema<unknown, T>, field: string, value: unknown): T {
+  const r = v.safeParse(schema, value);
+  if (!r.success) throw invalid(field, value, r.issues[0].message);
+  return r.output;
+}
+
+export function validateName(field: string, value: string): string {
+  return check(NameSchema, field, value);
+}
+
+export function validateMac(field: string, value: string): string {
+  const mac = check(MacSchema, field, value).toLowerCase();
+  if (mac === "00:00:00:00:00:00") throw invalid(field, value, "is the loopback's address");
+  return mac;
+}
+
+/** An MTU of 68-65535 (callers skip 0, "keep the current one"). */
+export function validateMtu(field: string, value: number): number {
+  return check(MtuSchema, field, value);
+}
+
+/** An address, of `family` when one is given. */
+export function validIp(field: string, value: string, family?: Family): ParsedIp {
+  const parsed = parseIp(value);
+  if (typeof parsed === "string") throw invalid(field, value, `is not a valid address: ${parsed}`);
+  if (family !== undefined && parsed.family !== family) {
+    throw invalid(field, value, `is IPv${parsed.family} in an IPv${family} entry`);
+  }
+  return parsed;
+}
+
+export function protoFamily(field: string, value: number): Family {
+  if (value === IPFamily.v4) return 4;
+  if (value === IPFamily.v6) return 6;
+  throw invalid(field, value, "is not a family (0 = v4, 1 = v6)");
+}
+
+/**
+ * The family of an entry: from its addresses when it has any (the field
+ * defaults to v4, so an old runtime's IPv6 routes arrive as "v4"); an
+ * explicit v6 with IPv4 addresses is an error.
+ */
+export function resolveFamily(field: string, declared: number, addresses: string[]): Family {
+  const fam = protoFamily(`${field}.family`, declared);
+  const seen = addresses.filter(Boolean).map((a) => (a.includes(":") ? 6 : 4));
+  return settleFamily(field, fam, seen[0]);
+}
+
+/** The declared family `fam` against the family of the first address given (if any). */
+export function settleFamily(field: string, fam: Family, first: Family | undefined): Family {
+  if (first === undefined) return fam;
+  if (fam === 6 && first === 4)
+    throw invalid(`${field}.family`, "v6", "does not match its IPv4 addresses");
+  return first;
+}

@@ -1,0 +1,80 @@
+/**
+ * diff's complete comparison: both sides read completely
+ * (complete-sources.ts) and compared (complete-diff.ts), and with
+ * `--probes N` that many lookups drawn from the pod (probes.ts) asked on
+ * both sides. An agent without Read cannot be compared completely: that is
+ * an error (diff exits 3), never a comparison that leaves the rest out.
+ */
+import type { AgentClient } from "../../client/client";
+import { compareComplete, type Finding } from "./complete-diff";
+import type { CompleteRead } from "./complete-read";
+import type { ProbesOutcome } from "./complete-report";
+import { readGuestComplete, readPodComplete } from "./complete-sources";
+import { lookupText, sameDecision } from "./lookup-compare";
+import { guestDecisions, podDecisions } from "./lookups-both";
+import { drawProbes } from "./probes";
+
+export interface CompleteComparison {
+  findings: Finding[];
+  probes?: ProbesOutcome;
+  /** Findings and disagreeing lookups. */
+  differences: number;
+}
+
+export class NoCompleteRead extends Error {}
+
+export async function compareBoth(
+  client: AgentClient,
+  opts: { netns: string; label: string; probes: number; timeoutMs: number },
+): Promise<CompleteComparison> {
+  const [pod, guest] = await Promise.all([
+    readPodComplete(opts.netns).catch((err: Error) => {
+      throw new Error(`reading ${opts.label} on this host: ${err.message}`, { cause: err });
+    }),
+    readGuestComplete(client, opts.timeoutMs),
+  ]);
+  if (guest === undefined) {
+    throw new NoCompleteRead(
+      "could not compare completely: the agent has no netagent.v1.Network Read (an older netagent, or the Kata agent)",
+    );
+  }
+  const findings = compareComplete(pod, guest);
+  if (opts.probes === 0) return { findings, differences: findings.length };
+  const lookups = drawProbes(pod, opts.probes);
+  const [p, g] = await Promise.all([
+    podDecisions(opts.netns, lookups),
+    guestDecisions(client, lookups, opts.timeoutMs),
+  ]);
+  const disagreements = lookups.flatMap((l, i) => {
+    const [a, b] = [p[i], g[i]];
+    return a && b && !sameDecision(a, b) ? [{ lookup: lookupText(l), pod: a, guest: b }] : [];
+  });
+  const tentative =
+    disagreements.length === 0
+      ? []
+      : [...tentativeAddresses(pod, "pod"), ...tentativeAddresses(guest, "guest")];
+  return {
+    findings,
+    probes: { asked: lookups.length, disagreements, tentative },
+    differences: findings.length + disagreements.length,
+  };
+}
+
+/**
+ * The addresses of a side still in duplicate address detection ("guest:
+ * fe80::1 on eth0"): no source for a lookup until it ends, about a second
+ * after the address or its link came up (right after a sync, the guest's
+ * own link-local), so lookups differ meanwhile.
+ */
+export function tentativeAddresses(read: CompleteRead, side: string): string[] {
+  const out: string[] = [];
+  for (const link of read.addresses) {
+    const infos = Array.isArray(link.addr_info)
+      ? (link.addr_info as Record<string, unknown>[])
+      : [];
+    for (const a of infos) {
+      if (a.tentative === true) out.push(`${side}: ${String(a.local)} on ${String(link.ifname)}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,116 @@
+/**
+ * The complete comparison in diff's words: a finding of complete-diff.ts
+ * as a "not mirrored: ..." row, the probes' disagreements as rows, the
+ * sections diff inserts before its verdict line (which then counts them),
+ * and the list of what legitimately differs for diff's help. Pure; the
+ * renderer escapes every cell.
+ */
+import type { Decision } from "../../net/iproute/ip-lookups";
+import { escapeControls } from "../print/safe-text";
+import type { Finding } from "./complete-diff";
+import type { Row } from "./diff";
+import { decisionWords } from "./lookup-compare";
+import { MIRROR_DIFFERENCES } from "./mirror-differences";
+
+export interface ProbeResult {
+  lookup: string;
+  pod: Decision;
+  guest: Decision;
+}
+
+export interface ProbesOutcome {
+  asked: number;
+  disagreements: ProbeResult[];
+  /** When some disagree: addresses of either side still tentative (complete-compare.ts). */
+  tentative?: string[];
+}
+
+export function findingRow(f: Finding): Row {
+  const say = `not mirrored: ${f.what}`;
+  if (f.kind === "sysctl") {
+    const key = f.what.replace(/^sysctl /, "");
+    return {
+      mark: f.field === "value" ? "~" : f.field === "pod only" ? "<" : ">",
+      pod: f.pod === "-" ? `${say} (the pod has no such file)` : `${say} = ${f.pod}`,
+      guest: f.guest === "-" ? "-" : `${key} = ${f.guest}`,
+    };
+  }
+  switch (f.field) {
+    case "pod only":
+      return { mark: "<", pod: `${say} {${f.pod}}`, guest: "-" };
+    case "guest only":
+      return { mark: ">", pod: `${say} (guest only)`, guest: `{${f.guest}}` };
+    case "order":
+      return { mark: "~", pod: `${say} in this order: ${f.pod}`, guest: f.guest };
+    default:
+      return { mark: "~", pod: `${say}: ${f.field} ${f.pod}`, guest: `${f.field} ${f.guest}` };
+  }
+}
+
+export interface Section {
+  title: string;
+  rows: Row[];
+}
+
+export function completeSection(findings: readonly Finding[]): Section {
+  return {
+    title: "complete reads (everything ip -d -j and /proc/sys/net show)",
+    rows:
+      findings.length === 0
+        ? [
+            {
+              mark: "=",
+              pod: "equal, but for what legitimately differs (see diff --help)",
+              guest: "",
+            },
+          ]
+        : findings.map(findingRow),
+  };
+}
+
+export function probesSection(p: ProbesOutcome): Section {
+  const agree = p.asked - p.disagreements.length;
+  const title = `route lookups (${p.asked} drawn from the pod's routes and rules; ${agree} agree)`;
+  if (p.disagreements.length === 0) {
+    return {
+      title,
+      rows: [{ mark: "=", pod: `all ${p.asked} decide the same in pod and guest`, guest: "" }],
+    };
+  }
+  // An address in duplicate address detection is no source yet: said, as it passes.
+  const tentative = p.tentative ?? [];
+  const why = tentative.length
+    ? `; still tentative (duplicate address detection, about a second after its link came up, no source until then): ${tentative.join(", ")}`
+    : "";
+  return {
+    title: `${title}${why}`,
+    rows: p.disagreements.map((d) => ({
+      mark: "~",
+      pod: `${d.lookup}: ${decisionWords(d.pod)}`,
+      guest: decisionWords(d.guest),
+    })),
+  };
+}
+
+/** Inserts `sections` before the verdict line (the last) of diff's text, in its two columns. */
+export function addSections(text: string, sections: readonly Section[]): string {
+  const lines = text.trimEnd().split("\n");
+  const verdict = lines.pop() ?? "";
+  // The guest column starts where the header's GUEST title does.
+  const column = lines[0]?.lastIndexOf("  GUEST (") ?? -1;
+  const width = column > 3 ? column - 3 : 10;
+  const cell = (mark: string, l: string, r: string) =>
+    `${mark}  ${escapeControls(l).padEnd(width)}  ${escapeControls(r)}`.trimEnd();
+  for (const s of sections) {
+    lines.push(s.title);
+    for (const r of s.rows) lines.push(cell(r.mark, r.pod, r.guest));
+  }
+  return `${[...lines, verdict].join("\n")}\n`;
+}
+
+/** The list for diff's help: what and why, one entry a paragraph. */
+export function mirrorDifferencesHelp(): string {
+  return Object.values(MIRROR_DIFFERENCES)
+    .map((d) => `  - ${d.kind}: ${d.what}: ${d.why}.`)
+    .join("\n");
+}

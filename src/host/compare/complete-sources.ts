@@ -1,0 +1,63 @@
+/**
+ * Where the two complete reads come from: the pod's, read on this host in
+ * its namespace (the same listings the agent runs, src/net/
+ * complete-listings.ts; its /proc/sys/net read by a process inside it;
+ * this kernel's fresh namespace), and the guest's, from the agent's
+ * netagent.v1.Network Read. A read whose routes moved between its JSON
+ * and text listings is taken again, a few times.
+ */
+
+import type { AgentClient } from "../../client/client";
+import { Network } from "../../gen/network_pb";
+import { readListings } from "../../net/iproute/complete-listings";
+import { IpRunner } from "../../net/iproute/ip-runner";
+import { readFreshSysctlTree, readNetnsSysctlTree } from "../../net/sysctl/sysctl-grep";
+import { Code, TtrpcError } from "../../ttrpc/codes";
+import { type CompleteRead, RoutesMovedError, toCompleteRead } from "./complete-read";
+
+const ATTEMPTS = 3;
+
+async function again<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err instanceof RoutesMovedError) || attempt === ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** The pod's complete read (`netns` a name under /run/netns or a path). */
+export function readPodComplete(netns: string, ipBinary?: string): Promise<CompleteRead> {
+  return again(async () => {
+    const [listings, sysctls, fresh] = await Promise.all([
+      readListings(
+        new IpRunner({ ...(ipBinary === undefined ? {} : { binary: ipBinary }), netns }),
+      ),
+      readNetnsSysctlTree(netns),
+      readFreshSysctlTree(),
+    ]);
+    return toCompleteRead("the pod", listings, sysctls, fresh);
+  });
+}
+
+/** The guest's complete read, or undefined when the agent has no Read (UNIMPLEMENTED). */
+export async function readGuestComplete(
+  client: AgentClient,
+  timeoutMs: number,
+): Promise<CompleteRead | undefined> {
+  try {
+    return await again(async () => {
+      const r = await client.unary(Network.method.read, {}, { timeoutMs });
+      return toCompleteRead(
+        "the guest",
+        r.listings,
+        r.sysctls.map((s) => [s.path, s.value] as const),
+        r.freshSysctls.map((s) => [s.path, s.value] as const),
+      );
+    });
+  } catch (err) {
+    if (err instanceof TtrpcError && err.code === Code.UNIMPLEMENTED) return undefined;
+    throw err;
+  }
+}

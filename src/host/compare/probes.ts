@@ -1,0 +1,197 @@
+/**
+ * Routing lookups drawn from a pod's own routes and rules, for
+ * `diff --probes N`: for each route, destinations in its prefix (the
+ * first, the middle, the last address) and just beside it, with its tos,
+ * its source prefix and its preferred source; for each rule, lookups that
+ * meet all its selectors (source and destination prefixes, mark, protocol,
+ * ports, uids, tos, interfaces) and ones that miss each by a little. The
+ * same pod gives the same probes; past `max`, an even spread of them. Pure.
+ */
+import ipaddr from "ipaddr.js";
+import {
+  type LookupSpec,
+  lookupProblem,
+  lookupTo,
+  lookupWords,
+} from "../../net/iproute/route-lookup";
+import type { CompleteRead, Json } from "./complete-read";
+
+/** IP protocols by the names iproute2 prints in a rule's `ipproto`. */
+const PROTOCOLS: Record<string, number> = {
+  icmp: 1,
+  igmp: 2,
+  tcp: 6,
+  udp: 17,
+  dccp: 33,
+  gre: 47,
+  esp: 50,
+  ah: 51,
+  "ipv6-icmp": 58,
+  sctp: 132,
+  udplite: 136,
+};
+
+interface Prefix {
+  family: 4 | 6;
+  first: bigint;
+  last: bigint;
+}
+
+const bits = (f: 4 | 6) => (f === 4 ? 32 : 128);
+
+function prefixOf(text: unknown, family: 4 | 6): Prefix | undefined {
+  if (typeof text !== "string") return undefined;
+  if (text === "default" || text === "all")
+    return { family, first: 0n, last: (1n << BigInt(bits(family))) - 1n };
+  const [addr = "", len] = text.split("/");
+  if (!ipaddr.isValid(addr)) return undefined;
+  const parsed = ipaddr.parse(addr);
+  const f = parsed.kind() === "ipv6" ? 6 : 4;
+  if (f !== family) return undefined;
+  const n = parsed.toByteArray().reduce((acc, b) => (acc << 8n) | BigInt(b), 0n);
+  const size = len === undefined ? bits(f) : Number(len);
+  if (!Number.isInteger(size) || size < 0 || size > bits(f)) return undefined;
+  const host = (1n << BigInt(bits(f) - size)) - 1n;
+  return { family: f, first: n & ~host, last: (n & ~host) | host };
+}
+
+function text(n: bigint, family: 4 | 6): string {
+  const bytes: number[] = [];
+  for (let i = bits(family) / 8 - 1; i >= 0; i--) bytes.push(Number((n >> BigInt(i * 8)) & 0xffn));
+  return ipaddr.fromByteArray(bytes).toString();
+}
+
+/** In the prefix (first usable, middle, last) and beside it (just below, just above). */
+function points(p: Prefix): { inside: string[]; beside: string[] } {
+  const max = (1n << BigInt(bits(p.family))) - 1n;
+  const firstIn = p.last > p.first ? p.first + 1n : p.first;
+  const inside = [firstIn, p.first + (p.last - p.first) / 2n, p.last];
+  const beside = [...(p.first > 0n ? [p.first - 1n] : []), ...(p.last < max ? [p.last + 1n] : [])];
+  return {
+    inside: [...new Set(inside)].map((n) => text(n, p.family)),
+    beside: beside.map((n) => text(n, p.family)),
+  };
+}
+
+const familyOf = (o: Json): 4 | 6 => (o.family === "inet6" ? 6 : 4);
+const num = (v: unknown) =>
+  typeof v === "number" ? v : typeof v === "string" ? Number(v) : Number.NaN;
+
+/** `80` or `1000-2000` as [start, end]. */
+function range(v: unknown): [number, number] | undefined {
+  if (v === undefined) return undefined;
+  const [a, b] = String(v).split("-").map(Number);
+  return a !== undefined && Number.isInteger(a)
+    ? [a, b !== undefined && Number.isInteger(b) ? b : a]
+    : undefined;
+}
+
+function routeProbes(r: Json, out: LookupSpec[]): void {
+  const family = familyOf(r);
+  const dst = prefixOf(r.dst, family);
+  if (!dst) return;
+  const { inside, beside } = points(dst);
+  const tos = r.tos === undefined ? 0 : num(r.tos);
+  const from = prefixOf(r.from, family);
+  for (const to of [...inside, ...beside]) {
+    out.push(lookupTo(to));
+    if (tos > 0) out.push(lookupTo(to, { tos }));
+    if (typeof r.prefsrc === "string") out.push(lookupTo(to, { from: r.prefsrc }));
+    if (from)
+      for (const f of [...points(from).inside.slice(0, 1), ...points(from).beside.slice(0, 1)])
+        out.push(lookupTo(to, { from: f }));
+  }
+}
+
+function ruleProbes(rule: Json, targets: Map<4 | 6, string[]>, out: LookupSpec[]): void {
+  const family = familyOf(rule);
+  const dst = prefixOf(
+    rule.dst === undefined ? undefined : `${rule.dst}/${rule.dstlen ?? bits(family)}`,
+    family,
+  );
+  const src = prefixOf(
+    rule.src === undefined || rule.src === "all"
+      ? undefined
+      : `${rule.src}/${rule.srclen ?? bits(family)}`,
+    family,
+  );
+  const tos = rule.tos === undefined ? 0 : num(rule.tos);
+  const mark = rule.fwmark === undefined ? undefined : num(rule.fwmark);
+  const mask = rule.fwmask === undefined ? 0xffffffff : num(rule.fwmask);
+  const proto =
+    rule.ipproto === undefined ? 0 : (PROTOCOLS[String(rule.ipproto)] ?? num(rule.ipproto));
+  const sport = range(rule.sport);
+  const dport = range(rule.dport);
+  const uid = rule.uid_start === undefined ? undefined : [num(rule.uid_start), num(rule.uid_end)];
+  const tos0 = Number.isInteger(tos) ? tos : 0;
+  const meets: Partial<LookupSpec> = {
+    ...(src ? { from: points(src).inside[0] as string } : {}),
+    ...(tos0 ? { tos: tos0 } : {}),
+    ...(mark !== undefined && Number.isInteger(mark) ? { mark: mark >>> 0 } : {}),
+    ...(Number.isInteger(proto) && proto > 0 ? { ipproto: proto } : {}),
+    ...(sport ? { sport: sport[0] } : {}),
+    ...(dport ? { dport: dport[1] } : {}),
+    ...(uid && Number.isInteger(uid[0]) ? { uid: uid[0] as number } : {}),
+    ...(typeof rule.oif === "string" ? { oif: rule.oif } : {}),
+    ...(typeof rule.iif === "string" && rule.iif !== "lo" ? { iif: rule.iif } : {}),
+  };
+  // Input on iif is simulated from a source address: the rule's, else a destination of the pod's.
+  if (meets.iif && !meets.from) meets.from = targets.get(family)?.[0] ?? "";
+  // A port selector needs a protocol that carries ports.
+  if ((meets.sport || meets.dport) && !meets.ipproto) meets.ipproto = 6;
+  const misses: Partial<LookupSpec>[] = [];
+  if (src) for (const f of points(src).beside) misses.push({ from: f });
+  if (meets.tos) misses.push({ tos: 0 });
+  if (meets.mark !== undefined) misses.push({ mark: (meets.mark ^ (mask & -mask)) >>> 0 });
+  if (meets.ipproto && rule.ipproto !== undefined)
+    misses.push({ ipproto: meets.ipproto === 17 ? 6 : 17 });
+  if (sport)
+    misses.push(
+      { sport: sport[1] },
+      { sport: Math.max(1, sport[0] - 1) },
+      { sport: Math.min(65535, sport[1] + 1) },
+    );
+  if (dport)
+    misses.push(
+      { dport: dport[0] },
+      { dport: Math.max(1, dport[0] - 1) },
+      { dport: Math.min(65535, dport[1] + 1) },
+    );
+  if (uid && Number.isInteger(uid[1]))
+    misses.push({ uid: uid[1] as number }, { uid: (uid[1] as number) + 1 });
+  const tos1 = dst ? [...points(dst).inside, ...points(dst).beside] : (targets.get(family) ?? []);
+  for (const to of tos1) {
+    out.push(lookupTo(to, meets));
+    for (const m of misses) out.push(lookupTo(to, { ...meets, ...m }));
+  }
+}
+
+/** Up to `max` lookups drawn from `pod`'s routes and rules, without repeats. */
+export function drawProbes(pod: CompleteRead, max: number): LookupSpec[] {
+  const all: LookupSpec[] = [];
+  for (const r of pod.routes) {
+    if (r.table === "local" && r.protocol === "kernel" && r.type !== "local") continue;
+    routeProbes(r, all);
+  }
+  const targets = new Map<4 | 6, string[]>();
+  for (const l of all) {
+    const f: 4 | 6 = l.to.includes(":") ? 6 : 4;
+    const list = targets.get(f) ?? [];
+    if (list.length < 4 && !list.includes(l.to)) list.push(l.to);
+    targets.set(f, list);
+  }
+  for (const rule of pod.rules) ruleProbes(rule, targets, all);
+  const seen = new Set<string>();
+  const unique = all.filter((l) => {
+    if (lookupProblem(l)) return false;
+    const k = lookupWords(l).join(" ");
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  if (unique.length <= max) return unique;
+  return Array.from(
+    { length: max },
+    (_, i) => unique[Math.floor((i * unique.length) / max)] as LookupSpec,
+  );
+}

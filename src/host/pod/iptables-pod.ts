@@ -1,0 +1,62 @@
+/**
+ * Reads a pod's packet filter on the host, whichever backend wrote it. A
+ * pod's init (istio-init, linkerd's proxy-init, CNI plugins) uses the
+ * host's flavour of iptables, so a pod may hold nftables-backed rules
+ * (Debian 12's default) or legacy x_tables rules, which `iptables-nft-save`
+ * does not show (it only warns on stderr). Both are read; the text is the
+ * same dialect, so either can be restored into the guest's iptables-nft.
+ */
+import { type IpFamily, IptablesRunner } from "../../net/iptables/iptables-runner";
+import { hasRules } from "../../net/iptables/iptables-text";
+import { NetError } from "../../net/model/net-error";
+
+export type Rules = Record<IpFamily, string>;
+
+const latin1 = (data: Uint8Array) => Buffer.from(data).toString("latin1");
+const FAMILIES: readonly IpFamily[] = [4, 6];
+
+/** Runners for one backend: iptables-nft-save or iptables-legacy-save in `netns`. */
+export function backendRunner(netns: string, backend: "nft" | "legacy"): IptablesRunner {
+  return new IptablesRunner({
+    netns,
+    binaries: {
+      "iptables-save": `iptables-${backend}-save`,
+      "ip6tables-save": `ip6tables-${backend}-save`,
+    },
+  });
+}
+
+/** A backend's save, or "" when its tool is not installed on the host. */
+async function saveOrNothing(r: IptablesRunner, family: IpFamily): Promise<string> {
+  try {
+    return latin1(await r.save(family));
+  } catch (err) {
+    // Spawned directly: "cannot run"; through nsenter: "failed to execute".
+    if (err instanceof NetError && /^cannot run |failed to execute/.test(err.message)) return "";
+    throw err;
+  }
+}
+
+/**
+ * The pod's rules of both families, as iptables-save prints them, read
+ * inside `netns`: the nftables backend's, or the legacy backend's when only
+ * it has rules. Throws when both hold rules for one family (which one the
+ * pod's traffic meets depends on hook order; mirroring one would mislead).
+ */
+export async function readPodRules(netns: string): Promise<Rules> {
+  const nft = backendRunner(netns, "nft");
+  const legacy = backendRunner(netns, "legacy");
+  const out = {} as Rules;
+  for (const family of FAMILIES) {
+    const a = await saveOrNothing(nft, family);
+    const b = await saveOrNothing(legacy, family);
+    if (hasRules(a) && hasRules(b)) {
+      const tool = family === 6 ? "ip6tables" : "iptables";
+      throw new Error(
+        `the pod has ${tool} rules in both the nftables and the legacy backend: not mirrored (see ${tool}-nft-save and ${tool}-legacy-save in its netns)`,
+      );
+    }
+    out[family] = hasRules(b) ? b : a;
+  }
+  return out;
+}

@@ -1,0 +1,154 @@
+/**
+ * What `sync --watch` says: the pure comparison of two syncs' requests
+ * (what changed in the pod), and the events the watch emits, rendered as
+ * one text line each or one JSON object per line.
+ */
+import type { Interface, Route } from "../../gen/types_pb";
+import { normaliseRules } from "../../net/iptables/iptables-text";
+import { NTF_ROUTER } from "../../net/vocabulary/links";
+import type { SyncRequests } from "../pod/pod-requests";
+import { addressWords, kataRouteView, neighborWords, routeWords } from "../print/words";
+import type { PodState } from "../sync/sync-once";
+
+/** What changed between two reads of the pod, as short printable items. */
+export interface RequestChanges {
+  interfacesAdded: string[];
+  interfacesRemoved: string[];
+  /** "eth0: +10.0.0.3/24 -10.0.0.2/24 mtu 1500->9000" */
+  interfacesChanged: string[];
+  routesAdded: string[];
+  routesRemoved: string[];
+  neighborsAdded: string[];
+  neighborsRemoved: string[];
+  /** The pod's packet filter changed. */
+  rules: boolean;
+  /** Something else a sync carries changed (fields this report does not itemise). */
+  other: boolean;
+}
+
+/** A stable text of anything a sync reads (protobuf messages with bigints included). */
+export function requestsKey(r: unknown): string {
+  return JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+}
+
+/** True when two reads would send exactly the same requests. */
+export function sameRequests(a: SyncRequests, b: SyncRequests): boolean {
+  return requestsKey(a) === requestsKey(b);
+}
+
+const describeRequestRoute = (r: Route): string => routeWords(kataRouteView(r));
+
+const addrs = (i: Interface) => i.IPAddresses.map((a) => addressWords(a.address, a.mask));
+
+function interfaceChange(a: Interface, b: Interface): string | undefined {
+  const parts: string[] = [];
+  if (a.name !== b.name) parts.push(`renamed ${a.name}->${b.name}`);
+  const had = new Set(addrs(a));
+  const has = new Set(addrs(b));
+  for (const x of has) if (!had.has(x)) parts.push(`+${x}`);
+  for (const x of had) if (!has.has(x)) parts.push(`-${x}`);
+  if (a.mtu !== b.mtu) parts.push(`mtu ${a.mtu}->${b.mtu}`);
+  if (a.rawFlags !== b.rawFlags) parts.push(`raw_flags ${a.rawFlags}->${b.rawFlags}`);
+  return parts.length ? `${b.name}: ${parts.join(" ")}` : undefined;
+}
+
+function setDiff(before: string[], after: string[]): [string[], string[]] {
+  const b = new Set(before);
+  const a = new Set(after);
+  return [after.filter((x) => !b.has(x)), before.filter((x) => !a.has(x))];
+}
+
+/** Pure: what changed from `before` (undefined: nothing synced yet) to `after`. */
+export function diffRequests(
+  before: SyncRequests | undefined,
+  after: SyncRequests,
+): RequestChanges {
+  const prev = before ?? { interfaces: [], routes: [], neighbors: [], skipped: [] };
+  const byMac = new Map(prev.interfaces.map((i) => [i.hwAddr, i]));
+  const nowMacs = new Set(after.interfaces.map((i) => i.hwAddr));
+  const changed: string[] = [];
+  const added: string[] = [];
+  for (const i of after.interfaces) {
+    const old = byMac.get(i.hwAddr);
+    if (!old) added.push(`${i.name} ${i.hwAddr}`);
+    else {
+      const c = interfaceChange(old, i);
+      if (c) changed.push(c);
+    }
+  }
+  const removed = prev.interfaces
+    .filter((i) => !nowMacs.has(i.hwAddr))
+    .map((i) => `${i.name} ${i.hwAddr}`);
+  const [routesAdded, routesRemoved] = setDiff(
+    prev.routes.map(describeRequestRoute),
+    after.routes.map(describeRequestRoute),
+  );
+  const neigh = (r: SyncRequests) =>
+    r.neighbors.map((n) =>
+      neighborWords({
+        ip: n.toIPAddress?.address ?? "",
+        dev: n.device,
+        lladdr: n.lladdr,
+        router: (n.flags & NTF_ROUTER) !== 0,
+      }),
+    );
+  const [neighborsAdded, neighborsRemoved] = setDiff(neigh(prev), neigh(after));
+  const changes: RequestChanges = {
+    interfacesAdded: added,
+    interfacesRemoved: removed,
+    interfacesChanged: changed,
+    routesAdded,
+    routesRemoved,
+    neighborsAdded,
+    neighborsRemoved,
+    rules: false,
+    other: false,
+  };
+  changes.other =
+    before !== undefined && !sameRequests(before, after) && countChanges(changes) === 0;
+  return changes;
+}
+
+/** True when two reads of the pod would make a sync send exactly the same. */
+export function samePodState(a: PodState, b: PodState): boolean {
+  return podKey(a) === podKey(b);
+}
+
+/**
+ * A read of the pod as text for comparisons: the rules normalised (iptables-save
+ * dates its output and counts packets: every read would differ), the full
+ * state's sysctls as entries (a Map has no JSON of its own).
+ */
+function podKey(p: PodState): string {
+  return requestsKey({
+    ...p,
+    rules: rulesKey(p.rules),
+    full: p.full && { ...p.full, allSysctls: [...p.full.allSysctls] },
+  });
+}
+
+const rulesKey = (r: PodState["rules"]) =>
+  r && { 4: normaliseRules(r[4]), 6: normaliseRules(r[6]) };
+
+/** Pure: what changed between two reads of the pod, the packet filter included. */
+export function diffPodState(before: PodState | undefined, after: PodState): RequestChanges {
+  const changes = diffRequests(before?.requests, after.requests);
+  if (before === undefined) return changes;
+  changes.rules = requestsKey(rulesKey(before.rules)) !== requestsKey(rulesKey(after.rules));
+  // Beyond the Kata requests: routes of other tables, ip rules, sysctls, ...
+  changes.other = !changes.rules && countChanges(changes) === 0 && podKey(before) !== podKey(after);
+  return changes;
+}
+
+/** The number of itemised changes. */
+export function countChanges(c: RequestChanges): number {
+  return (
+    c.interfacesAdded.length +
+    c.interfacesRemoved.length +
+    c.interfacesChanged.length +
+    c.routesAdded.length +
+    c.routesRemoved.length +
+    c.neighborsAdded.length +
+    c.neighborsRemoved.length
+  );
+}

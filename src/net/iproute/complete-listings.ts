@@ -1,0 +1,106 @@
+/**
+ * The `ip` part of a complete read of a network namespace: everything
+ * `ip -d -j` prints for links, addresses, routes of every table, rules,
+ * neighbours in every state and the proxy entries (each of those per
+ * family, so no family is guessed), and nexthop objects; and the routes
+ * once more as text, the only place iproute2 says which metrics are
+ * locked (`mtu lock 1400`: its JSON drops the lock). The agent's Read and
+ * the host's pod read run exactly these, so both sides mean the same.
+ */
+
+import { splitJsonDocuments } from "../parse/json-documents";
+import { type RawRun, rawRunError, runIpRaw } from "./ip-raw";
+import type { IpRunner } from "./ip-runner";
+
+const PER_FAMILY = [
+  ["route", "route show table all"],
+  ["rule", "rule show"],
+  ["neighbour", "neigh show nud all"],
+  ["proxy", "neigh show proxy"],
+] as const;
+
+export const LISTING_NAMES = [
+  "link",
+  "address",
+  ...PER_FAMILY.flatMap(([n]) => [`${n}4`, `${n}6`] as const),
+  "nexthop",
+  "route-text4",
+  "route-text6",
+] as const;
+
+export type ListingName = (typeof LISTING_NAMES)[number];
+
+export interface RawListing {
+  name: ListingName;
+  /** What ip printed: one JSON document, or text for route-text*. */
+  output: string;
+  /** Why this kernel cannot list it (no IPv6, no nexthop objects); output is then "". */
+  error?: string;
+}
+
+/** A kernel without the feature: the listing is absent, not a failure of the read. */
+const UNSUPPORTED = /Address family not supported|not supported|Unknown|Invalid argument/i;
+
+/** Runs the listings in `runner`'s namespace; throws (naming the command) when one fails. */
+export async function readListings(
+  runner: IpRunner,
+  opts: { signal?: AbortSignal } = {},
+): Promise<RawListing[]> {
+  const batch = (family: string[], lines: readonly string[]) => {
+    const args = ["-d", "-j", ...family, "-batch", "-"];
+    return runIpRaw(runner, args, { ...opts, stdin: `${lines.join("\n")}\n` }).then((r) => ({
+      args,
+      lines,
+      r,
+    }));
+  };
+  const one = (args: string[]) => runIpRaw(runner, args, opts).then((r) => ({ args, r }));
+  const perFamily = PER_FAMILY.map(([, line]) => line);
+  const [links, v4, v6, nexthop, text4, text6] = await Promise.all([
+    batch([], ["link show", "address show"]),
+    batch(["-4"], perFamily),
+    batch(["-6"], perFamily),
+    one(["-d", "-j", "nexthop", "show"]),
+    one(["-d", "-4", "route", "show", "table", "all"]),
+    one(["-d", "-6", "route", "show", "table", "all"]),
+  ]);
+  const out: RawListing[] = [];
+  const documents = (b: { args: string[]; lines: readonly string[]; r: RawRun }) => {
+    let docs: unknown[] = [];
+    try {
+      docs = splitJsonDocuments(b.r.stdout);
+    } catch {}
+    if (docs.length !== b.lines.length) {
+      const said = `${docs.length} listings printed for ${b.lines.length} lines`;
+      throw rawRunError(b.args, { ...b.r, stderr: `${b.r.stderr}\n${said}` });
+    }
+    return docs.map((d) => JSON.stringify(d));
+  };
+  if (links.r.code !== 0) throw rawRunError(links.args, links.r);
+  const [link = "[]", address = "[]"] = documents(links);
+  out.push({ name: "link", output: link }, { name: "address", output: address });
+  for (const [family, b] of [
+    ["4", v4],
+    ["6", v6],
+  ] as const) {
+    if (b.r.code !== 0 && family === "6" && UNSUPPORTED.test(b.r.stderr)) {
+      for (const [n] of PER_FAMILY)
+        out.push({ name: `${n}6`, output: "", error: b.r.stderr.trim() });
+      continue;
+    }
+    if (b.r.code !== 0) throw rawRunError(b.args, b.r);
+    documents(b).forEach((output, i) => {
+      out.push({ name: `${(PER_FAMILY[i] as (typeof PER_FAMILY)[number])[0]}${family}`, output });
+    });
+  }
+  const optional = (name: ListingName, o: { args: string[]; r: RawRun }) => {
+    if (o.r.code === 0) return out.push({ name, output: o.r.stdout.trim() || "[]" });
+    if (UNSUPPORTED.test(o.r.stderr))
+      return out.push({ name, output: "", error: o.r.stderr.trim() });
+    throw rawRunError(o.args, o.r);
+  };
+  optional("nexthop", nexthop);
+  optional("route-text4", text4);
+  optional("route-text6", text6);
+  return out.sort((a, b) => LISTING_NAMES.indexOf(a.name) - LISTING_NAMES.indexOf(b.name));
+}

@@ -1,0 +1,147 @@
+/**
+ * planApply: the one plan of a netagent.v1 Apply. Pure. In order:
+ * link lines (names, MTU, ARP, addresses, up), nexthop objects and route
+ * lines of every table (planned against what the link lines will leave:
+ * plan-route-state.ts), rule lines
+ * (additions before deletions), permanent neighbours; all for one
+ * `ip -batch`, except IPv6 rules, which need `ip -6 -batch` (see rules.ts) and run right after it. Then the sysctl writes, after the
+ * links have their final names.
+ */
+
+import type { DesiredState, FullState, Sysctl } from "../model/full-state";
+import { normaliseSysctlValue, parseSysctlKey, sysctlKeyFor } from "../sysctl/sysctl-keys";
+import { isManagedLink } from "../vocabulary/links";
+import { isProxy } from "../vocabulary/neighbor-attrs";
+import { type LinkPhase, planLinkPhase, predictRoutes } from "./plan-link-phase";
+import {
+  neighborKey,
+  neighborRest,
+  renderNeighborDelete,
+  renderPermanentNeighbor,
+} from "./plan-neighbors";
+import type { NexthopPlan } from "./plan-nexthops";
+import type { BatchParts } from "./plan-parallel";
+import { planRouteState } from "./plan-route-state";
+import type { RouteOp } from "./routes/plan-routes";
+import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps } from "./rules";
+
+export interface SysctlWrite extends Sysctl {
+  /** The key naming the link by its current name: where the old value is read and restored. */
+  restoreKey: string;
+  /** The value before, as read (undefined: the key did not exist then). */
+  previous: string | undefined;
+}
+
+export interface ApplyPlan {
+  links: LinkPhase;
+  routeOps: RouteOp[];
+  nexthopOps: NexthopPlan;
+  ruleOps: RuleOp[];
+  neighborLines: string[];
+  /** Lines for `ip -batch -`, in order. */
+  batch: string[];
+  /** `batch` in parts whose middle may run in several processes at once (plan-parallel.ts). */
+  batchParts?: BatchParts;
+  /** Lines for `ip -6 -batch -`, run after `batch`. */
+  batch6: string[];
+  /** Lines for `ip -6 -batch -`, run before `batch` (IPv6 blackhole nexthop objects). */
+  batch6First: string[];
+  sysctls: SysctlWrite[];
+}
+
+/** A per-interface key with the link's final name replaced by its current one. */
+export function currentKey(key: string, formerName: ReadonlyMap<string, string>): string {
+  const k = parseSysctlKey(key);
+  if (typeof k === "string" || k.iface === undefined) return key;
+  const was = formerName.get(k.iface);
+  return was === undefined ? key : sysctlKeyFor(k, was);
+}
+
+export interface ApplyOptions {
+  exact: boolean;
+}
+
+export function planApply(
+  current: FullState,
+  desired: DesiredState,
+  options: ApplyOptions,
+): ApplyPlan {
+  const links = planLinkPhase(current.links, desired.links);
+  const predicted = predictRoutes(current.routes, current.links, links);
+  const routes = planRouteState(current, predicted, desired, links, options);
+  const routeOps = routes.routeOps;
+  const ruleOps = planRules(current.rules, desired.rules, { exact: options.exact });
+  const neighborLines = planPermanentNeighbors(current, desired, links);
+  const ruleLines = renderRuleOps(ruleOps);
+  const rules4 = ruleLines.filter((l) => !l.startsWith(IPV6_BATCH));
+  const batch = [...links.lines, ...routes.lines, ...rules4, ...neighborLines];
+  const parts = routes.parts;
+  const batchParts = parts && {
+    before: [...links.lines, ...parts.before],
+    together: parts.together,
+    after: [...parts.after, ...rules4, ...neighborLines],
+  };
+  const batch6 = ruleLines
+    .filter((l) => l.startsWith(IPV6_BATCH))
+    .map((l) => l.slice(IPV6_BATCH.length));
+  const sysctls: SysctlWrite[] = [];
+  for (const s of desired.sysctls) {
+    const restoreKey = currentKey(s.key, links.formerName);
+    const previous = current.sysctls.get(restoreKey);
+    if (previous !== undefined && normaliseSysctlValue(previous) === normaliseSysctlValue(s.value))
+      continue;
+    sysctls.push({ ...s, restoreKey, previous });
+  }
+  return {
+    links,
+    routeOps,
+    nexthopOps: routes.nexthops,
+    ruleOps,
+    neighborLines,
+    batch,
+    ...(batchParts ? { batchParts } : {}),
+    batch6,
+    batch6First: routes.lines6,
+    sysctls,
+  };
+}
+
+/**
+ * Permanent and proxy neighbours: the desired ones replaced when they
+ * differ (a proxy entry deleted first: its flags stay as they were made),
+ * other permanent and proxy ones on managed links deleted.
+ */
+function planPermanentNeighbors(
+  current: FullState,
+  desired: DesiredState,
+  links: LinkPhase,
+): string[] {
+  const lines: string[] = [];
+  const names = new Map(current.links.map((l) => [l.index, l.name]));
+  const finalName = (dev: string) => {
+    const l = current.links.find((x) => x.name === dev);
+    const p = l && links.predicted.find((x) => x.index === l.index);
+    return p?.name ?? names.get(l?.index ?? -1) ?? dev;
+  };
+  const have = current.neighbors
+    .filter(
+      (n) =>
+        (n.state.includes("PERMANENT") || isProxy(n)) &&
+        isManagedLink(n.dev) &&
+        !links.downed.has(n.dev) &&
+        !(n.family === 6 && links.ipv6Off.has(n.dev)),
+    )
+    .map((n) => ({ ...n, dev: finalName(n.dev) }));
+  const byKey = new Map(have.map((h) => [neighborKey(h), h]));
+  const wanted = new Set(desired.neighbors.map(neighborKey));
+  for (const n of desired.neighbors) {
+    const h = byKey.get(neighborKey(n));
+    if (h && neighborRest(h) === neighborRest(n)) continue;
+    if (h && isProxy(n)) lines.push(renderNeighborDelete(h));
+    lines.push(renderPermanentNeighbor(n));
+  }
+  for (const h of have) {
+    if (!wanted.has(neighborKey(h))) lines.push(renderNeighborDelete(h));
+  }
+  return lines;
+}
