@@ -2,13 +2,11 @@
  * Every bound the agent puts on what a peer can make it spend, in one
  * place (README "Limits" documents each: default, flag, what happens at
  * the limit). Protocol-level ones live with the protocol and are
- * re-exported here.
+ * re-exported here. The entries of each kind in one netagent.v1 Apply are
+ * the validator's own table (src/agent/validate/validate-state.ts LIMITS):
+ * this file is shared by agent, front and host and imports none of them.
  */
 
-// GetIPTables / SetIPTables: the wait for init's late (netfilter) modules.
-export { MODULES_WAIT_MS } from "../agent/services/modules-ready";
-// netagent.v1.Network Apply: entries of each kind in one request.
-export { LIMITS as APPLY_LIMITS } from "../agent/validate/validate-state";
 export { KEPT_TABLE_MAX_ROUTES } from "../net/iproute/ip-runner";
 // The resident ip's kept standard error; the route table kept for a no-change repeat.
 export { MAX_KEPT_STDERR as MAX_KEPT_IP_STDERR } from "../net/iproute/ip-session";
@@ -25,6 +23,9 @@ export {
 } from "../ttrpc/limits";
 export { QUOTE_PREFIX } from "../ttrpc/quote";
 export { MAX_STATUS_MESSAGE_BYTES } from "../ttrpc/status";
+
+/** GetIPTables / SetIPTables: how long a call waits for init's late (netfilter) modules. */
+export const MODULES_WAIT_MS = 20_000;
 
 /**
  * Elements a best-effort Apply leaves out by attempts (each refusal costs an

@@ -7,14 +7,15 @@
  * nothing to wait for.
  */
 import { existsSync } from "node:fs";
+import { MODULES_WAIT_MS } from "../../common/limits";
 import { Code, TtrpcError } from "../../ttrpc/codes";
 
 /** The list init loads beside the agent; its presence means the wait applies. */
 export const LATE_MODULES_LIST = "/etc/init.modules.late";
 /** Written by init once every module of both lists is loaded. */
 export const MODULES_DONE = "/run/init.modules.done";
-/** How long an iptables call waits for the marker before it fails UNAVAILABLE. */
-export const MODULES_WAIT_MS = 20_000;
+// How long an iptables call waits for the marker before it fails UNAVAILABLE:
+// MODULES_WAIT_MS (src/common/limits.ts).
 const POLL_MS = 25;
 
 export type ModulesWait = (signal?: AbortSignal) => Promise<void> | undefined;
