@@ -15,6 +15,8 @@ npm ci --no-audit --no-fund
 npm run gen
 npx tsc --noEmit -p .
 npx biome check .
+# Which part of src/ may import which (.dependency-cruiser.cjs); a violation fails here.
+npm run deps
 npm run build
 
 mkdir -p dist

@@ -31,14 +31,11 @@ import { isManagedLink } from "../../vocabulary/links";
 import { deleteConflicts, hitByDeletes } from "./route-deletes";
 import { type KeyGroup, keyGroups, needsRebuild } from "./route-groups";
 import { IdentityIndex, KeyMap, sameIdentity } from "./route-index";
+import type { RouteOp } from "./route-op";
 import { PlanIndex } from "./route-plan-index";
 import { supersedeCheck } from "./route-supersede";
 
-export type RouteOp =
-  /** `overwrites`: the current route the kernel will overwrite (same key), if any. */
-  | { op: "replace"; route: Route; overwrites?: Route }
-  | { op: "append"; route: Route }
-  | { op: "delete"; route: Route; reason: "superseded" | "stale" };
+export type { RouteOp };
 
 export interface PlanOptions {
   /**

@@ -4,8 +4,8 @@
  * plans around it (plan-routes.ts). Pure.
  */
 import { hopsText, type Route, routeKey } from "../../model/model";
-import type { RouteOp } from "./plan-routes";
 import { sameIdentity } from "./route-index";
+import type { RouteOp } from "./route-op";
 
 /** Whether the kernel keeps two routes as the same (IPv6 has no scope: it keeps universe). */
 function kernelSame(a: Route, b: Route): boolean {
