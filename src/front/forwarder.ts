@@ -101,7 +101,7 @@ export class Forwarder {
       raw = withTimeout(raw, BigInt(Math.max(1, Math.round(left * 1e6))));
     }
     let streamId = 0;
-    const answer = link.calls.call(raw, (id) => {
+    const answer = link.calls.send(raw, (id) => {
       streamId = id;
     });
     let response: Uint8Array;

@@ -1,6 +1,6 @@
 /**
  * One connection to the upstream, made for one caller connection: the
- * socket (a ByteChannel) with its forwarded calls (upstream-calls.ts), and
+ * socket (a ByteChannel) with its forwarded calls (a ttrpc ClientConnection), and
  * the two bounds on what it can make the front hold. Answers are read
  * from the upstream only while the caller takes its answers (the caller's
  * unread bytes at most {@link MAX_UNREAD_ANSWER_BYTES}): a caller that does
@@ -13,9 +13,9 @@ import { MAX_UNREAD_ANSWER_BYTES } from "../common/limits";
 import type { Logger } from "../common/log";
 import type { ByteChannel } from "../transport/channel";
 import { connectChannel } from "../transport/connect";
+import { ClientConnection } from "../ttrpc/client-connection";
 import { Code, TtrpcError } from "../ttrpc/codes";
 import type { UpstreamAddress } from "./upstream-address";
-import { UpstreamCalls } from "./upstream-calls";
 
 /** The upstream could not be connected to (as opposed to a link lost later). */
 export class UpstreamConnectError extends TtrpcError {
@@ -42,7 +42,7 @@ export interface UpstreamLinkOptions {
 }
 
 export class UpstreamLink {
-  readonly calls: UpstreamCalls;
+  readonly calls: ClientConnection;
   private channel: ByteChannel | undefined;
   private paused = false;
   private gone = false;
@@ -51,9 +51,9 @@ export class UpstreamLink {
   private progressAt = performance.now();
 
   private constructor(private readonly options: UpstreamLinkOptions) {
-    this.calls = new UpstreamCalls({
-      upstream: options.upstream.text,
-      write: (frame) => this.channel?.write(frame),
+    this.calls = new ClientConnection((frame) => this.channel?.write(frame), {
+      peer: `upstream ${options.upstream.text}`,
+      closeWhenIdsRunOut: true,
     });
   }
 

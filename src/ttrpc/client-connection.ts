@@ -1,13 +1,21 @@
 /**
- * One ttRPC connection, client side. Protocol only: the transport feeds
- * bytes to {@link ClientConnection.receive} and carries what `write` emits.
- * Stream ids are odd and strictly increasing in wire order, because the id
- * is taken and the frame written in the same synchronous step.
+ * One ttRPC connection, client side: the one in the project (the typed
+ * client and front mode's upstream both run on it). Protocol only: the
+ * transport feeds bytes to {@link ClientConnection.receive} and carries
+ * what `write` emits. Stream ids are odd and strictly increasing in wire
+ * order, because the id is taken and the frame written in the same
+ * synchronous step (Go's server refuses one that does not increase).
+ *
+ * Two levels: {@link ClientConnection.send} takes an encoded
+ * `ttrpc.Request` and answers the encoded `ttrpc.Response` as it came
+ * (front mode forwards both untouched); {@link ClientConnection.call}
+ * builds the Request, keeps its deadline and signal, and turns the
+ * Response's status into a value or a {@link TtrpcError}.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { RequestSchema, ResponseSchema } from "../gen/ttrpc_pb";
 import { Code, TtrpcError } from "./codes";
-import { encodeFrame, FrameDecoder, FrameType } from "./frame";
+import { encodeFrame, FrameDecoder, FrameType, MAX_DATA_LENGTH } from "./frame";
 import { statusToError } from "./status";
 
 export interface CallOptions {
@@ -17,8 +25,22 @@ export interface CallOptions {
   metadata?: Record<string, string | string[]>;
 }
 
+export interface ClientConnectionOptions {
+  /**
+   * Names the peer at the start of this connection's own errors, e.g.
+   * `upstream unix:///run/kata-agent.sock`; without it they are bare.
+   */
+  peer?: string;
+  /**
+   * When stream ids run out: close the connection (every call fails
+   * UNAVAILABLE, the owner reconnects) instead of refusing new calls
+   * RESOURCE_EXHAUSTED while the calls in flight finish.
+   */
+  closeWhenIdsRunOut?: boolean;
+}
+
 interface Pending {
-  resolve: (payload: Uint8Array) => void;
+  resolve: (response: Uint8Array) => void;
   reject: (err: TtrpcError) => void;
 }
 
@@ -29,16 +51,63 @@ export class ClientConnection {
   private readonly pending = new Map<number, Pending>();
   private nextStreamId = 1;
   private closedWith: TtrpcError | undefined;
+  private readonly write: (frame: Uint8Array) => void;
+  private readonly options: ClientConnectionOptions;
 
-  constructor(private readonly write: (frame: Uint8Array) => void) {}
+  constructor(write: (frame: Uint8Array) => void, options: ClientConnectionOptions = {}) {
+    this.write = write;
+    this.options = options;
+  }
 
-  /** Calls sent and not yet answered. */
+  /** Calls sent and neither answered nor forgotten. */
   get activeCalls(): number {
     return this.pending.size;
   }
 
   get closed(): boolean {
     return this.closedWith !== undefined;
+  }
+
+  /**
+   * Sends `request` (an encoded ttrpc.Request) and resolves with the
+   * encoded ttrpc.Response, whatever its status. `id` is told the stream
+   * id first, for {@link forget}. Rejects UNAVAILABLE when the connection
+   * closes first, RESOURCE_EXHAUSTED for an answer over the frame limit.
+   */
+  send(request: Uint8Array, id?: (streamId: number) => void): Promise<Uint8Array> {
+    if (this.closedWith) return Promise.reject(this.closedWith);
+    if (this.nextStreamId > MAX_STREAM_ID) {
+      if (!this.options.closeWhenIdsRunOut) {
+        return Promise.reject(
+          new TtrpcError(this.named("stream ids exhausted: reconnect"), Code.RESOURCE_EXHAUSTED),
+        );
+      }
+      const err = new TtrpcError(this.named("stream ids exhausted"), Code.UNAVAILABLE);
+      this.close(err);
+      return Promise.reject(err);
+    }
+    const streamId = this.nextStreamId;
+    this.nextStreamId += 2;
+    const frame = encodeFrame(streamId, FrameType.Request, 0, request);
+    id?.(streamId);
+    return new Promise<Uint8Array>((resolve, reject) => {
+      this.pending.set(streamId, { resolve, reject });
+      try {
+        this.write(frame);
+      } catch (err) {
+        this.pending.delete(streamId);
+        reject(
+          new TtrpcError(this.named(`write failed: ${String(err)}`), Code.UNAVAILABLE, {
+            cause: err,
+          }),
+        );
+      }
+    });
+  }
+
+  /** The caller gave up on `streamId`: its answer, should one come, is dropped. */
+  forget(streamId: number): void {
+    this.pending.delete(streamId);
   }
 
   /** Sends one unary request and resolves with the response payload. */
@@ -48,17 +117,8 @@ export class ClientConnection {
     payload: Uint8Array,
     options: CallOptions = {},
   ): Promise<Uint8Array> {
-    if (this.closedWith) return Promise.reject(this.closedWith);
-    if (this.nextStreamId > MAX_STREAM_ID) {
-      return Promise.reject(
-        new TtrpcError("stream ids exhausted: reconnect", Code.RESOURCE_EXHAUSTED),
-      );
-    }
     const { timeoutMs, signal } = options;
-    if (signal?.aborted) return Promise.reject(TtrpcError.from(signal.reason));
-
-    const streamId = this.nextStreamId;
-    this.nextStreamId += 2;
+    if (signal?.aborted && !this.closedWith) return Promise.reject(TtrpcError.from(signal.reason));
     const request = create(RequestSchema, {
       service,
       method,
@@ -68,27 +128,33 @@ export class ClientConnection {
         (Array.isArray(v) ? v : [v]).map((value) => ({ key, value })),
       ),
     });
-    const frame = encodeFrame(streamId, FrameType.Request, 0, toBinary(RequestSchema, request));
-
+    let streamId = 0;
+    const answer = this.send(toBinary(RequestSchema, request), (id) => {
+      streamId = id;
+    });
     return new Promise<Uint8Array>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => fail(TtrpcError.from(signal?.reason));
       const settle = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        this.pending.delete(streamId);
       };
       const fail = (err: TtrpcError) => {
         settle();
+        this.forget(streamId);
         reject(err);
       };
-      this.pending.set(streamId, {
-        resolve: (p) => {
-          settle();
-          resolve(p);
-        },
-        reject: fail,
-      });
+      const onAbort = () => fail(TtrpcError.from(signal?.reason));
+      answer.then((response) => {
+        settle();
+        try {
+          const decoded = fromBinary(ResponseSchema, response);
+          const err = statusToError(decoded.status);
+          if (err) reject(err);
+          else resolve(decoded.payload);
+        } catch (err) {
+          reject(new TtrpcError(`bad response: ${String(err)}`, Code.INTERNAL, { cause: err }));
+        }
+      }, fail);
       // A delay over 2^31-1 ms would overflow the timer and fire at once.
       if (timeoutMs !== undefined && timeoutMs <= 0x7fff_ffff) {
         timer = setTimeout(
@@ -97,36 +163,29 @@ export class ClientConnection {
         );
       }
       signal?.addEventListener("abort", onAbort, { once: true });
-      try {
-        this.write(frame);
-      } catch (err) {
-        fail(new TtrpcError(`write failed: ${String(err)}`, Code.UNAVAILABLE, { cause: err }));
-      }
     });
   }
 
-  /** Feeds bytes read from the server. Stray or malformed frames are dropped. */
+  /** Feeds bytes read from the server. Stray frames are dropped. */
   receive(chunk: Uint8Array): void {
     for (const frame of this.decoder.push(chunk)) {
       const pending = this.pending.get(frame.streamId);
       if (pending === undefined) continue;
       if (frame.kind === "oversize") {
+        this.pending.delete(frame.streamId);
         pending.reject(
-          new TtrpcError(`response length ${frame.length} too large`, Code.RESOURCE_EXHAUSTED),
+          new TtrpcError(
+            this.named(
+              `answer of ${frame.length} bytes exceeds the maximum message size of ${MAX_DATA_LENGTH}`,
+            ),
+            Code.RESOURCE_EXHAUSTED,
+          ),
         );
         continue;
       }
       if (frame.type !== FrameType.Response) continue;
-      try {
-        const response = fromBinary(ResponseSchema, frame.data);
-        const err = statusToError(response.status);
-        if (err) pending.reject(err);
-        else pending.resolve(response.payload);
-      } catch (err) {
-        pending.reject(
-          new TtrpcError(`bad response: ${String(err)}`, Code.INTERNAL, { cause: err }),
-        );
-      }
+      this.pending.delete(frame.streamId);
+      pending.resolve(frame.data);
     }
   }
 
@@ -135,12 +194,18 @@ export class ClientConnection {
     if (this.closedWith) return;
     this.closedWith =
       reason === undefined
-        ? new TtrpcError("connection closed", Code.UNAVAILABLE)
+        ? new TtrpcError(this.named("connection closed"), Code.UNAVAILABLE)
         : reason instanceof TtrpcError
           ? reason
-          : new TtrpcError(`connection closed: ${String(reason)}`, Code.UNAVAILABLE, {
+          : new TtrpcError(this.named(`connection closed: ${String(reason)}`), Code.UNAVAILABLE, {
               cause: reason,
             });
-    for (const p of [...this.pending.values()]) p.reject(this.closedWith);
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(this.closedWith);
+  }
+
+  private named(text: string): string {
+    return this.options.peer === undefined ? text : `${this.options.peer}: ${text}`;
   }
 }
