@@ -16,9 +16,9 @@ import {
   toBinary,
 } from "@bufbuild/protobuf";
 import type { AgentAddress } from "../transport/address";
+import { dial } from "../transport/dial";
 import { type CallOptions, ClientConnection } from "../ttrpc/client-connection";
 import { FAST_ANSWER_DECODERS, FAST_REQUEST_ENCODERS } from "../wire/fast-codecs";
-import { dial } from "./dial";
 
 export type { CallOptions };
 

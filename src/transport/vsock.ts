@@ -30,7 +30,6 @@ function openLibc() {
     socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     bind: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
     listen: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    connect: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
     getpeername: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
     close: { args: [FFIType.i32], returns: FFIType.i32 },
     __errno_location: { args: [], returns: FFIType.ptr },
@@ -93,21 +92,4 @@ export function vsockPeerCid(fd: number): number | undefined {
   const view = new DataView(addr.buffer);
   if ((len[0] ?? 0) < 12 || view.getUint16(0, true) !== AF_VSOCK) return undefined;
   return view.getUint32(8, true);
-}
-
-/** Connects an AF_VSOCK stream socket to `cid:port` (blocking) and returns its fd. */
-export function vsockConnectFd(cid: number, port: number): number {
-  libc ??= openLibc();
-  const c = libc;
-  const errno = () =>
-    read.i32(c.__errno_location() as NonNullable<ReturnType<typeof c.__errno_location>>, 0);
-  const fd = c.socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw errnoError("socket", errno());
-  const addr = sockaddrVm(cid, port);
-  if (c.connect(fd, ptr(addr), SOCKADDR_VM_SIZE) < 0) {
-    const e = errno();
-    c.close(fd);
-    throw errnoError("connect", e);
-  }
-  return fd;
 }

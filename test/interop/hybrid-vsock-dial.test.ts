@@ -7,8 +7,8 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentClient } from "../../src/client/client";
-import { dial } from "../../src/client/dial";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
+import { dial } from "../../src/transport/dial";
 import { Code } from "../../src/ttrpc/codes";
 import { encodeFrame, FrameType } from "../../src/ttrpc/frame";
 import { ServerConnection } from "../../src/ttrpc/server-connection";
@@ -126,6 +126,19 @@ describe("hybrid vsock dial", () => {
     dir = tempDir();
     await expect(dial(`hvsock://${dir.join("missing")}:1024`, 1_000)).rejects.toMatchObject({
       code: Code.UNAVAILABLE,
+    });
+  });
+});
+
+describe("dial vsock://", () => {
+  it("fails UNAVAILABLE naming the address and the errno when nothing answers at the CID", async () => {
+    // CID 1 is the local loopback CID; no vsock listener runs here on port 1
+    // (and a machine without vhost-vsock refuses or never answers).
+    await expect(dial("vsock://1:1", 1_000)).rejects.toMatchObject({
+      code: Code.UNAVAILABLE,
+      message: expect.stringMatching(
+        /^connect vsock:\/\/1:1: (ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENODEV|EHOSTUNREACH|EAFNOSUPPORT)$/,
+      ),
     });
   });
 });

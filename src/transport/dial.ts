@@ -1,12 +1,17 @@
 /**
- * Host-side dialing: `unix:///path`, `vsock://CID:PORT` and
- * `hvsock:///uds:PORT` (Firecracker / Cloud Hypervisor hybrid vsock: write
- * `CONNECT <port>\n` in one write, read the `OK <n>\n` line, then frames).
+ * Dialing an agent as a node:net Socket, for clients (the typed client,
+ * netagentctl, the client library under Node): `unix:///path`,
+ * `vsock://CID:PORT` and `hvsock:///uds:PORT` (Firecracker / Cloud
+ * Hypervisor hybrid vsock: write `CONNECT <port>\n` in one write, read the
+ * `OK <n>\n` line, then frames). Runs under Node for unix and hvsock; vsock
+ * needs Bun (bun:ffi, loaded only for a vsock address) and connects
+ * without blocking, as the agent's own upstream connect does
+ * (vsock-connect.ts). The agent's front dials with connect.ts instead: a
+ * ByteChannel on Bun's native sockets, like its accepted connections.
  */
 import { connect, Socket } from "node:net";
-import { type AgentAddress, parseAddress } from "../transport/address";
-import { vsockConnectFd } from "../transport/vsock";
 import { Code, TtrpcError } from "../ttrpc/codes";
+import { type AgentAddress, formatAddress, parseAddress } from "./address";
 
 /** Connects to `address` and resolves with a socket ready for ttRPC frames. */
 export async function dial(address: string | AgentAddress, timeoutMs = 10_000): Promise<Socket> {
@@ -16,7 +21,7 @@ export async function dial(address: string | AgentAddress, timeoutMs = 10_000): 
       return connectUnix(addr.path, timeoutMs);
     case "vsock":
       return new Socket({
-        fd: vsockConnectFd(addr.cid, addr.port),
+        fd: await vsockFd(addr.cid, addr.port, formatAddress(addr), timeoutMs),
         readable: true,
         writable: true,
       });
@@ -31,6 +36,23 @@ export async function dial(address: string | AgentAddress, timeoutMs = 10_000): 
         "serial:// is the guest side of a virtio-serial port; dial the host's unix socket for it",
         Code.INVALID_ARGUMENT,
       );
+  }
+}
+
+async function vsockFd(cid: number, port: number, text: string, timeoutMs: number) {
+  let connectVsock: typeof import("./vsock-connect").vsockConnectNonBlocking;
+  try {
+    connectVsock = (await import("./vsock-connect")).vsockConnectNonBlocking;
+  } catch (err) {
+    throw new TtrpcError(`connect ${text}: vsock needs Bun (bun:ffi)`, Code.UNIMPLEMENTED, {
+      cause: err,
+    });
+  }
+  try {
+    return await connectVsock(cid, port, timeoutMs);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new TtrpcError(`connect ${text}: ${why}`, Code.UNAVAILABLE, { cause: err });
   }
 }
 
