@@ -1,6 +1,7 @@
 /** The subcommands that live in src/host/commands, by name. */
 import type { Command } from "./common";
 import { diff } from "./diff";
+import { follow } from "./follow";
 import { call, check, version } from "./health";
 import { iptables } from "./iptables";
 import { listInterfaces, listRoutes } from "./list";
@@ -23,6 +24,7 @@ export const COMMANDS: readonly Command[] = [
   updateInterface,
   addNeighbors,
   iptables,
+  follow,
 ];
 
 export function findCommand(name: string): Command | undefined {

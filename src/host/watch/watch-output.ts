@@ -5,6 +5,7 @@
 
 import { escapeControls, terminalSafe } from "../print/safe-text";
 import type { MirrorReport } from "../sync/iptables-mirror";
+import type { PodCheck } from "./pod-sync";
 import { countChanges, type RequestChanges } from "./watch-report";
 
 /** The packet filter part of a sync, in a few words. */
@@ -58,6 +59,17 @@ export type WatchEvent =
       packetFilter: string;
       /** Through Apply: what of the pod the guest did not get, with why (the mirror is incomplete). */
       notMirrored: string[];
+      /** follow: the complete comparison after the sync (no differences: the guest equals the pod). */
+      verified?: PodCheck;
+    }
+  | {
+      /** follow: the guest compared with the pod before the first sync; equal, so nothing was sent. */
+      event: "checked";
+      at: string;
+      seq: number;
+      ms: number;
+      equal: boolean;
+      differences: string[];
     }
   | {
       event: "error";
@@ -67,6 +79,8 @@ export type WatchEvent =
       message: string;
       /** Retried with backoff (true) or left until the pod changes again. */
       retry: boolean;
+      /** The guest's network policy refused the call (PERMISSION_DENIED): its message, naming the rule. */
+      policy?: string;
     }
   | { event: "warning"; at: string; message: string }
   | {
@@ -144,12 +158,18 @@ export function renderText(e: WatchEvent): string {
         parts.push(`packet filter: ${e.packetFilter}`);
       }
       if (e.notMirrored.length > 0) parts.push(`not mirrored: ${e.notMirrored.join("; ")}`);
+      if (e.verified) parts.push(verifiedText(e.verified));
       line = `${head}: ${parts.join("; ")}`;
       break;
     }
-    case "error":
-      line = `${t} sync ${e.seq} failed after ${ms(e.ms)}: ${e.message}; ${e.retry ? "retrying with backoff" : "waiting for the next change in the pod"}`;
+    case "checked":
+      line = `${t} compared in ${ms(e.ms)}: ${e.equal ? "the guest already equals the pod, nothing sent" : `different (${list(e.differences)})`}`;
       break;
+    case "error": {
+      const what = e.policy !== undefined ? `refused by policy: ${e.policy}` : e.message;
+      line = `${t} sync ${e.seq} failed after ${ms(e.ms)}: ${what}; ${e.retry ? "retrying with backoff" : "waiting for the next change in the pod"}`;
+      break;
+    }
     case "warning":
       line = `${t} warning: ${e.message}`;
       break;
@@ -161,6 +181,12 @@ export function renderText(e: WatchEvent): string {
   }
   // One line: every control character from the pod or the guest made visible.
   return `${escapeControls(line)}\n`;
+}
+
+function verifiedText(v: PodCheck): string {
+  if ("unchecked" in v) return `not verified: ${v.unchecked}`;
+  if (v.differences.length === 0) return "verified: the guest equals the pod (complete read)";
+  return `still different: ${list(v.differences)}`;
 }
 
 function triggerText(trigger: Record<string, number>, reconnected: boolean): string {

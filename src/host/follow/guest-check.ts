@@ -1,0 +1,62 @@
+/**
+ * Is the guest equal to its pod? For `follow`, before the first sync (a
+ * restarted follower sends nothing to a guest already equal) and after each
+ * sync (a sandbox is `equal` only on this answer). It is the comparison
+ * `diff` makes: both sides read completely (complete-compare.ts, every
+ * `ip -d -j` listing and /proc/sys/net, less what legitimately differs)
+ * and the packet filters compared (iptables-mirror.ts). A link's carrier
+ * follows a change by up to a second, so findings are read again after a
+ * pause before they count, as sync's own check does (sync-verify.ts).
+ */
+import type { AgentClient } from "../../client/client";
+import { compareBoth, NoCompleteRead } from "../compare/complete-compare";
+import { compareRules, readGuestRules } from "../sync/iptables-mirror";
+import type { PodState } from "../sync/sync-once";
+import { findingText, VERIFY_PAUSE_MS, VERIFY_READS } from "../sync/sync-verify";
+import type { PodCheck } from "../watch/pod-sync";
+
+/** One comparison: its differences, one line each. */
+async function compareOnce(
+  client: AgentClient,
+  pod: PodState,
+  opts: { netns: string; label: string; timeoutMs: number },
+): Promise<string[]> {
+  const { findings } = await compareBoth(client, { ...opts, probes: 0 });
+  const out = findings.map(findingText);
+  if (pod.rules !== undefined) {
+    const guest = await readGuestRules(client, { timeoutMs: opts.timeoutMs });
+    const rules = compareRules(pod.rules, guest);
+    if (!rules.equal) {
+      out.push(
+        rules.unread ?? `packet filter: ${rules.differences} rule line(s) differ from the pod's`,
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * Compares guest and pod completely. `settle`: findings are read again
+ * (VERIFY_READS times, VERIFY_PAUSE_MS apart) before they count, as after a
+ * sync; without it one read decides (before the first sync: a difference
+ * only means a sync is sent).
+ */
+export async function checkGuest(
+  client: AgentClient,
+  pod: PodState,
+  opts: { netns: string; label: string; timeoutMs: number; settle: boolean },
+): Promise<PodCheck> {
+  let differences: string[] = [];
+  const reads = opts.settle ? VERIFY_READS : 1;
+  for (let read = 1; read <= reads; read++) {
+    try {
+      differences = await compareOnce(client, pod, opts);
+    } catch (err) {
+      if (err instanceof NoCompleteRead) return { unchecked: err.message };
+      throw err;
+    }
+    if (differences.length === 0 || read === reads) break;
+    await Bun.sleep(VERIFY_PAUSE_MS);
+  }
+  return { differences };
+}

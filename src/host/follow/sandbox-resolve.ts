@@ -1,0 +1,133 @@
+/**
+ * From a sandbox directory to the two ends `follow` joins: the pod's
+ * network namespace and the guest agent's address, or why not yet.
+ *
+ * - The address: the shim's answer on `shim-monitor.sock` (agent-url.ts)
+ *   when that socket is there, else `persist.json` `AgentState.URL`.
+ * - The netns: `persist.json` `Network.NetworkID` (Go shim) or `state.json`
+ *   `hypervisor.netns` (runtime-rs); it must exist and be a network
+ *   namespace (`nsenter --net=` accepts only that kind).
+ * - Files not there yet, or without those fields yet: "waiting". A state
+ *   file that does not parse: "unparsed" (it may be half written; the
+ *   caller reads it again at its next write and gives up after a while).
+ *   Anything refused (symlink out of the root, over the size cap, an
+ *   unknown scheme, a shim that hangs or answers garbage): "failed".
+ */
+import { existsSync, lstatSync } from "node:fs";
+import { join } from "node:path";
+import { netnsFile } from "../../process/command";
+import { runProcess } from "../../process/run-process";
+import { AgentUrlError, askAgentUrl, checkAgentUrl } from "./agent-url";
+import { netnsName } from "./node-monitor";
+import {
+  type FileRead,
+  type Parsed,
+  parsePersist,
+  parseRuntimeRsState,
+  readBounded,
+  type SandboxFacts,
+} from "./sandbox-files";
+
+export type Resolution =
+  | { kind: "waiting"; why: string }
+  | { kind: "unparsed"; why: string }
+  | { kind: "failed"; why: string }
+  | { kind: "ready"; netns: string; addr: string; addrFrom: string };
+
+export const SHIM_SOCKET = "shim-monitor.sock";
+export const PERSIST_FILE = "persist.json";
+export const RS_STATE_FILE = "state.json";
+
+/** The facts of one state file, or the resolution that stops here. */
+function factsOf(
+  name: string,
+  read: FileRead,
+  parse: (text: string) => Parsed,
+): SandboxFacts | Resolution | undefined {
+  if (read.kind === "absent") return undefined;
+  if (read.kind === "refused") return { kind: "failed", why: read.reason };
+  if (read.text.length === 0) return { kind: "unparsed", why: `${name} is empty` };
+  const parsed = parse(read.text);
+  if (!parsed.ok) return { kind: "unparsed", why: `${name} does not parse: ${parsed.why}` };
+  return parsed.facts;
+}
+
+const isResolution = (x: unknown): x is Resolution =>
+  typeof x === "object" && x !== null && "kind" in x;
+
+/** The namespace to read: a name under /run/netns when it is one (ip -n, no nsenter), else the path. */
+export function podNetns(path: string): string {
+  return netnsName(path) ?? path;
+}
+
+/** Whether `path` is a network namespace: nsenter enters only that kind with --net. */
+async function netnsProblem(path: string): Promise<Resolution | undefined> {
+  if (!existsSync(path)) return { kind: "waiting", why: `netns ${path} is not there (yet)` };
+  const r = await runProcess({
+    argv: ["nsenter", `--net=${netnsFile(path)}`, "--", "true"],
+    timeoutMs: 5000,
+    maxOutputBytes: 1024,
+    maxStderrBytes: 4096,
+  });
+  if (r.stop.kind === "exited" && r.stop.code === 0) return undefined;
+  const why = r.stderr.trim().split("\n")[0] || r.stop.kind;
+  return { kind: "failed", why: `${path} is not a network namespace (${why})` };
+}
+
+/**
+ * What the sandbox in `dir` (below `root`, both real paths) resolves to
+ * now. `shimUrl` is the shim's answer when the caller has one already
+ * (asked again only when it passes undefined).
+ */
+export async function resolveSandbox(
+  root: string,
+  dir: string,
+  shimUrl?: string,
+): Promise<Resolution & { shimUrl?: string }> {
+  const go = factsOf(PERSIST_FILE, readBounded(root, join(dir, PERSIST_FILE)), parsePersist);
+  if (isResolution(go)) return go;
+  const rs = factsOf(
+    RS_STATE_FILE,
+    readBounded(root, join(dir, RS_STATE_FILE)),
+    parseRuntimeRsState,
+  );
+  if (isResolution(rs)) return rs;
+  if (go === undefined && rs === undefined) {
+    return { kind: "waiting", why: `no ${PERSIST_FILE} or ${RS_STATE_FILE} yet` };
+  }
+  const netns = go?.netns ?? rs?.netns;
+  if (netns === undefined) {
+    return { kind: "waiting", why: "no netns yet (Network.NetworkID, hypervisor.netns)" };
+  }
+  if (!netns.startsWith("/"))
+    return { kind: "failed", why: `netns ${JSON.stringify(netns)} is not an absolute path` };
+  let addr: string | undefined;
+  let addrFrom = SHIM_SOCKET;
+  let url = shimUrl;
+  try {
+    const sock = join(dir, SHIM_SOCKET);
+    if (url === undefined && isSocket(sock)) url = await askAgentUrl(sock);
+    if (url !== undefined) addr = url;
+    else if (go?.agentUrl !== undefined) {
+      addr = checkAgentUrl(go.agentUrl, `${PERSIST_FILE} AgentState.URL`);
+      addrFrom = `${PERSIST_FILE} AgentState.URL`;
+    }
+  } catch (err) {
+    if (err instanceof AgentUrlError) return { kind: "failed", why: err.message };
+    throw err;
+  }
+  if (addr === undefined) {
+    return { kind: "waiting", why: `no agent address yet (${SHIM_SOCKET}, AgentState.URL)` };
+  }
+  const problem = await netnsProblem(netns);
+  if (problem) return problem;
+  return { kind: "ready", netns, addr, addrFrom, ...(url !== undefined ? { shimUrl: url } : {}) };
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return lstatSync(path).isSocket();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,328 @@
+/**
+ * One Kata sandbox as `follow` keeps it: its directory watched (inotify,
+ * through fs.watch) so each write of its files is read again; once both
+ * ends are known (sandbox-resolve.ts) a PodSync unit keeps the guest equal
+ * to the pod, fed by the node's change monitor and the pod's own
+ * xtables-monitor; when the netns is deleted, everything started for it
+ * stops (the directory stays watched in case the sandbox comes back).
+ *
+ * States: `waiting` (files or fields not there yet), `syncing` (a sync or
+ * its retry in progress), `equal` (the last complete comparison found no
+ * difference), `failed` (with the reason; a failed sync is not retried
+ * until the pod changes; a state file that does not parse for
+ * {@link UNPARSED_LIMIT_MS} after its first failed read).
+ */
+import { type FSWatcher, watch } from "node:fs";
+import type { Semaphore } from "../../net/iproute/semaphore";
+import { readPodRequests } from "../pod/pod-requests";
+import { readPodFullState } from "../pod/pod-state";
+import { readPodState, syncPod } from "../sync/sync-once";
+import { NetnsGoneWatcher } from "../watch/netns-gone";
+import { PodMonitor } from "../watch/pod-monitor";
+import { describe, PodSync } from "../watch/pod-sync";
+import type { ResyncConfig } from "../watch/resync-scheduler";
+import { xtablesMonitorTool } from "../watch/rules-monitor";
+import type { WatchEvent } from "../watch/watch-output";
+import type { FollowEvent, SandboxState } from "./follow-output";
+import { checkGuest } from "./guest-check";
+import type { NodeMonitor, Subscription } from "./node-monitor";
+import { podNetns, type Resolution, resolveSandbox } from "./sandbox-resolve";
+
+/** A state file that does not parse for this long after its first failed read fails the sandbox. */
+export const UNPARSED_LIMIT_MS = 3000;
+
+/** What /sandboxes says of a sandbox. */
+export interface SandboxView {
+  id: string;
+  netns: string | null;
+  addr: string | null;
+  state: SandboxState;
+  lastSync: string | null;
+  lastError: string | null;
+  syncs: number;
+}
+
+export interface SandboxDeps {
+  monitor: NodeMonitor;
+  emit(e: FollowEvent): void;
+  timeoutMs: number;
+  resync: ResyncConfig;
+  /** Local reads of pods (ip, iptables-save, /proc/sys) at once, node-wide. */
+  reads: Semaphore;
+  /** A change noticed in a pod became an equal guest after `ms`. */
+  changeToEqual(ms: number): void;
+}
+
+interface Running {
+  unit: PodSync;
+  netns: string;
+  addr: string;
+  subscription: Subscription;
+  filter: PodMonitor;
+  gone: NetnsGoneWatcher;
+}
+
+const at = () => new Date().toISOString();
+
+export class Sandbox {
+  state: SandboxState = "waiting";
+  lastError: string | null = null;
+  lastSync: string | null = null;
+  syncs = 0;
+  failures = 0;
+  private running: Running | undefined;
+  private watcher: FSWatcher | undefined;
+  private shimUrl: string | undefined;
+  private unparsedSince: number | undefined;
+  private unparsedTimer: ReturnType<typeof setTimeout> | undefined;
+  private evaluating: Promise<void> | undefined;
+  private again = false;
+  private closed = false;
+  /** When the first change since the guest was last equal was noticed. */
+  private changedAt: number | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly dir: string,
+    private readonly root: string,
+    private readonly deps: SandboxDeps,
+  ) {}
+
+  view(): SandboxView {
+    return {
+      id: this.id,
+      netns: this.running?.netns ?? null,
+      addr: this.running?.addr ?? null,
+      state: this.state,
+      lastSync: this.lastSync,
+      lastError: this.lastError,
+      syncs: this.syncs,
+    };
+  }
+
+  /** The entry cannot be a sandbox (a symlink out of the root): failed, and nothing is read. */
+  refuse(reason: string): void {
+    this.closed = true;
+    this.set("failed", reason);
+  }
+
+  /** Says the sandbox went away (after close). */
+  dropped(why: string): void {
+    this.life("dropped", why);
+  }
+
+  /** Watches the directory and reads it a first time. */
+  start(): void {
+    try {
+      this.watcher = watch(this.dir, { persistent: false }, () => this.reevaluate());
+      this.watcher.on("error", () => {});
+    } catch (err) {
+      this.set("failed", `cannot watch ${this.dir}: ${(err as Error).message}`);
+      return;
+    }
+    this.life("waiting", `found in ${this.dir}`);
+    this.reevaluate();
+  }
+
+  private life(state: SandboxState | "dropped", detail: string): void {
+    this.deps.emit({ sandbox: this.id, event: "sandbox", at: at(), state, detail });
+  }
+
+  private set(state: SandboxState, error: string | null, announce = true): void {
+    const changed = state !== this.state || error !== this.lastError;
+    this.state = state;
+    this.lastError = error;
+    if (changed && announce && (state === "failed" || state === "waiting")) {
+      this.life(state, error ?? "");
+    }
+  }
+
+  /** Reads the directory again (coalesced: one evaluation at a time, one more if asked meanwhile). */
+  reevaluate(): void {
+    if (this.closed) return;
+    if (this.evaluating) {
+      this.again = true;
+      return;
+    }
+    this.evaluating = this.evaluate()
+      .catch((err) => this.set("failed", `reading ${this.dir}: ${describe(err)}`))
+      .finally(() => {
+        this.evaluating = undefined;
+        if (this.again) {
+          this.again = false;
+          this.reevaluate();
+        }
+      });
+  }
+
+  private async evaluate(): Promise<void> {
+    const r = await resolveSandbox(this.root, this.dir, this.running ? this.shimUrl : undefined);
+    if (this.closed) return;
+    if (r.kind === "unparsed") return this.unparsed(r.why);
+    this.unparsedSince = undefined;
+    clearTimeout(this.unparsedTimer);
+    if (r.kind !== "ready") {
+      // A running unit keeps its ends: a file rewritten badly says nothing of the pod.
+      if (this.running) return;
+      return this.set(r.kind === "waiting" ? "waiting" : "failed", r.why);
+    }
+    this.shimUrl = r.shimUrl;
+    const run = this.running;
+    if (run && run.netns === r.netns && run.addr === r.addr) return;
+    if (run) {
+      await this.stopUnit(0);
+      this.life("syncing", `its ends changed (netns ${r.netns}, agent ${r.addr})`);
+    }
+    await this.startUnit(r);
+  }
+
+  private unparsed(why: string): void {
+    const now = performance.now();
+    this.unparsedSince ??= now;
+    clearTimeout(this.unparsedTimer);
+    const left = UNPARSED_LIMIT_MS - (now - this.unparsedSince);
+    if (left <= 0) {
+      if (!this.running) this.set("failed", `${why} (for ${UNPARSED_LIMIT_MS / 1000} s)`);
+      return;
+    }
+    // Read again at the next write; if none comes, this decides.
+    this.unparsedTimer = setTimeout(() => this.reevaluate(), left + 10);
+  }
+
+  private async startUnit(r: Extract<Resolution, { kind: "ready" }>): Promise<void> {
+    const netns = podNetns(r.netns);
+    const label = `netns ${r.netns}`;
+    const emit = (e: WatchEvent) => this.onEvent(e);
+    const unit = new PodSync({
+      label,
+      addr: r.addr,
+      timeoutMs: this.deps.timeoutMs,
+      resync: this.deps.resync,
+      read: () =>
+        this.deps.reads.run(() =>
+          readPodState(
+            { netns, read: () => readPodRequests(netns), readState: () => readPodFullState(netns) },
+            { full: true },
+          ),
+        ),
+      drive: (client, pod) => syncPod(client, pod, { timeoutMs: this.deps.timeoutMs }),
+      check: (client, pod, when) =>
+        this.deps.reads.run(() =>
+          checkGuest(client, pod, {
+            netns,
+            label,
+            timeoutMs: this.deps.timeoutMs,
+            settle: when === "after",
+          }),
+        ),
+      emit,
+      gone: () => gone.gone(),
+      onGone: () => void this.dropUnit("its network namespace was deleted"),
+    });
+    const gone = new NetnsGoneWatcher(
+      r.netns,
+      () => void this.dropUnit("its network namespace was deleted"),
+    );
+    const onChange = (kind: string) => {
+      if (this.state === "equal" || this.changedAt === undefined)
+        this.changedAt ??= performance.now();
+      unit.notify(kind);
+    };
+    const filter = new PodMonitor(xtablesMonitorTool(netns), {
+      onEvent: onChange,
+      onExit: () => {},
+    });
+    // Listen first, then read: a change after the first read cannot be missed.
+    const subscription = await this.deps.monitor.subscribe(netns, onChange);
+    try {
+      await filter.start();
+    } catch (err) {
+      emit({
+        event: "warning",
+        at: at(),
+        message: `packet filter changes not followed (${describe(err)}); rules are still sent with every sync`,
+      });
+    }
+    if (this.closed) {
+      subscription.stop();
+      filter.stop();
+      return;
+    }
+    this.running = { unit, netns: r.netns, addr: r.addr, subscription, filter, gone };
+    this.set("syncing", null, false);
+    this.life(
+      "syncing",
+      `netns ${r.netns}, agent ${r.addr} (from ${r.addrFrom}); changes by ${subscription.how}`,
+    );
+    gone.start();
+    this.changedAt = performance.now();
+    unit.notify();
+  }
+
+  /** The unit's events: printed, and the sandbox's state follows them. */
+  private onEvent(e: WatchEvent): void {
+    this.deps.emit({ sandbox: this.id, ...e });
+    if (e.event === "checked" && e.equal) this.becameEqual(e.at);
+    else if (e.event === "resync") {
+      this.syncs++;
+      const v = e.verified;
+      if (v === undefined || ("differences" in v && v.differences.length === 0))
+        this.becameEqual(e.at);
+      else {
+        this.failures++;
+        const why =
+          "unchecked" in v
+            ? `synced, not verified: ${v.unchecked}`
+            : `still different: ${v.differences.join("; ")}`;
+        this.set("failed", why, false);
+      }
+    } else if (e.event === "error") {
+      this.failures++;
+      const why = e.policy !== undefined ? `refused by policy: ${e.policy}` : e.message;
+      this.set(e.retry ? "syncing" : "failed", why, false);
+    }
+  }
+
+  private becameEqual(when: string): void {
+    this.lastSync = when;
+    this.set("equal", null, false);
+    if (this.changedAt !== undefined) this.deps.changeToEqual(performance.now() - this.changedAt);
+    this.changedAt = undefined;
+  }
+
+  private async dropUnit(why: string): Promise<void> {
+    if (!this.running) return;
+    await this.stopUnit(0);
+    this.set("waiting", why, false);
+    this.life("dropped", why);
+  }
+
+  private async stopUnit(graceMs: number): Promise<void> {
+    const run = this.running;
+    if (!run) return;
+    this.running = undefined;
+    run.subscription.stop();
+    run.filter.stop();
+    run.gone.close();
+    await run.unit.stop(graceMs);
+  }
+
+  /** Stops everything started for this sandbox; calls in flight get `graceMs`, then are cancelled. */
+  async close(graceMs: number): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.unparsedTimer);
+    this.watcher?.close();
+    await this.stopUnit(graceMs);
+  }
+
+  /** True while a unit follows this sandbox. */
+  get active(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** PIDs started for this sandbox (its xtables-monitor). */
+  pids(): number[] {
+    const pid = this.running?.filter.pid;
+    return pid === undefined ? [] : [pid];
+  }
+}

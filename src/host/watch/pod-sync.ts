@@ -1,0 +1,287 @@
+/**
+ * PodSync: the per-pod unit of following one pod into one guest, as
+ * `sync --watch` runs it once and `follow` once per sandbox in one process.
+ * It owns the agent connection, the resync scheduler and what was last
+ * sent; who notices changes (a monitor per pod, or one for the node) calls
+ * `notify()`.
+ *
+ * - Each sync is the one-shot sync (sync-once.ts) of the whole pod; a burst
+ *   that leaves what would be sent unchanged costs one read and no call.
+ * - A NIC gone from the pod: retire-nics.ts strips its guest twin.
+ * - The connection drops (agent restarted, VM paused): noticed at once,
+ *   reconnect with backoff, then the whole state is resent.
+ * - With `check` (follow): before the first sync the guest is compared with
+ *   the pod, and nothing is sent when it is already equal; after each sync
+ *   the same comparison says whether the guest now equals the pod.
+ * - Every call carries this pod's own deadline: a slow guest delays no other.
+ */
+
+import { AgentClient } from "../../client/client";
+import { dial } from "../../transport/dial";
+import { withStatus } from "../../common/error-status";
+import { Code, codeName, TtrpcError } from "../../ttrpc/codes";
+import { departedMacs, retireNics } from "../sync/retire-nics";
+import type { PodReport, PodState } from "../sync/sync-once";
+import {
+  RESYNC_DEFAULTS,
+  type ResyncConfig,
+  ResyncScheduler,
+  type SyncOutcome,
+} from "./resync-scheduler";
+import { packetFilterSummary, type RetiredNic, type WatchEvent } from "./watch-output";
+import { diffPodState, samePodState } from "./watch-report";
+
+/** A complete comparison of guest and pod: the differences (none: equal), or why it could not be made. */
+export type PodCheck = { differences: string[] } | { unchecked: string };
+
+export interface PodSyncOptions {
+  /** For messages: "netns pod1". */
+  label: string;
+  addr: string;
+  timeoutMs: number;
+  /** One-shot sync's read of the pod (sync-once.ts). */
+  read(): Promise<PodState>;
+  /** One-shot sync's drive of the agent (sync-once.ts: Apply when offered, else the Kata calls). */
+  drive(client: AgentClient, pod: PodState): Promise<PodReport>;
+  emit(event: WatchEvent): void;
+  /** True once the pod's namespace is gone (a failed read then ends the watch, not an error). */
+  gone(): boolean;
+  /** Called when a read failed because the namespace is gone. */
+  onGone(): void;
+  /** Compares guest and pod completely (follow): before the first sync and after each. */
+  check?: (client: AgentClient, pod: PodState, when: "before" | "after") => Promise<PodCheck>;
+  resync?: ResyncConfig;
+}
+
+/**
+ * Errors worth retrying on their own: the agent unreachable or gone, a
+ * deadline, a NIC not (yet) in the guest, a pod read that failed. An agent
+ * refusing the pod's state (INVALID_ARGUMENT, PERMISSION_DENIED, ...) waits
+ * for the pod to change.
+ */
+export function isRetryable(thrown: unknown): boolean {
+  const err = withStatus(thrown);
+  if (!(err instanceof TtrpcError)) return true;
+  return [
+    Code.UNAVAILABLE,
+    Code.DEADLINE_EXCEEDED,
+    Code.NOT_FOUND,
+    Code.CANCELLED,
+    Code.ABORTED,
+  ].includes(err.code);
+}
+
+/** Errors after which the connection itself is suspect (not an answer such as NOT_FOUND). */
+function isConnectionError(thrown: unknown): boolean {
+  const err = withStatus(thrown);
+  if (!(err instanceof TtrpcError)) return true;
+  return [Code.UNAVAILABLE, Code.DEADLINE_EXCEEDED, Code.CANCELLED].includes(err.code);
+}
+
+export function describe(thrown: unknown): string {
+  const err = withStatus(thrown);
+  if (err instanceof TtrpcError) return `${codeName(err.code)}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The guest's policy refused the call: its message (which names the rule), else undefined. */
+function policyRefusal(thrown: unknown): string | undefined {
+  const err = withStatus(thrown);
+  return err instanceof TtrpcError && err.code === Code.PERMISSION_DENIED ? err.message : undefined;
+}
+
+/**
+ * For an Apply (which can say "down"): the pod's whole state plus each
+ * retired NIC the guest still has, listed with no addresses and down
+ * (name and MTU kept). The Kata calls ignore `full`.
+ */
+function withRetired(pod: PodState, retired: readonly RetiredNic[]): PodState {
+  const gone = retired.filter((r) => r.found);
+  if (!pod.full || gone.length === 0) return pod;
+  const links = gone.map((r) => ({
+    index: -1,
+    name: "",
+    mac: r.hwAddr,
+    mtu: 0,
+    flags: [],
+    kind: "",
+    addresses: [],
+  }));
+  return { ...pod, full: { ...pod.full, links: [...pod.full.links, ...links] } };
+}
+
+const at = () => new Date().toISOString();
+
+export class PodSync {
+  private client: AgentClient | undefined;
+  /** A connection was lost since the last successful sync. */
+  private lost = false;
+  private last: PodState | undefined;
+  private tracked = new Set<string>();
+  private seq = 0;
+  private trigger: Record<string, number> = {};
+  private stopping = false;
+  private readonly scheduler: ResyncScheduler;
+  resyncs = 0;
+  unchanged = 0;
+  failures = 0;
+
+  constructor(private readonly o: PodSyncOptions) {
+    this.scheduler = new ResyncScheduler(() => this.runSync(), o.resync ?? RESYNC_DEFAULTS);
+  }
+
+  /** A change was seen (`kind` counts it in the next sync's trigger). */
+  notify(kind?: string): void {
+    if (kind) this.trigger[kind] = (this.trigger[kind] ?? 0) + 1;
+    this.scheduler.notify();
+  }
+
+  /**
+   * Stops: the sync in flight may finish for `graceMs`, then its calls are
+   * cancelled (the connection closed); resolves once no sync runs.
+   */
+  async stop(graceMs = Number.POSITIVE_INFINITY): Promise<void> {
+    this.stopping = true;
+    const stopped = this.scheduler.stop();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (Number.isFinite(graceMs)) {
+      timer = setTimeout(() => this.client?.close(), graceMs);
+    }
+    await stopped;
+    clearTimeout(timer);
+    this.client?.close();
+  }
+
+  private async connect(): Promise<AgentClient> {
+    const socket = await dial(this.o.addr, this.o.timeoutMs);
+    const c = new AgentClient(socket);
+    socket.on("close", () => {
+      if (this.client !== c || this.stopping) return;
+      // Agent restarted or the connection dropped while idle: resync now.
+      this.client = undefined;
+      this.lost = true;
+      this.scheduler.notify();
+    });
+    return c;
+  }
+
+  private async runSync(): Promise<SyncOutcome> {
+    const t0 = performance.now();
+    const cause = this.trigger;
+    this.trigger = {};
+    const seq = ++this.seq;
+    const elapsed = () => Math.round((performance.now() - t0) * 10) / 10;
+    let pod: PodState;
+    try {
+      pod = await this.o.read();
+    } catch (err) {
+      if (this.o.gone()) {
+        this.o.onGone();
+        return "ok";
+      }
+      this.failures++;
+      const message = `reading ${this.o.label}: ${describe(err)}`;
+      this.o.emit({ event: "error", at: at(), seq, ms: elapsed(), message, retry: true });
+      return "retry";
+    }
+    if (this.last && !this.lost && this.client && samePodState(this.last, pod)) {
+      this.unchanged++;
+      this.seq--;
+      return "ok";
+    }
+    try {
+      const reconnected = this.lost;
+      if (!this.client || this.client.closed) this.client = await this.connect();
+      const client = this.client;
+      const initial = this.last === undefined && !reconnected;
+      if (initial && this.o.check) {
+        // Follow restarted (or a guest synced before): send nothing to a guest already equal.
+        const before = await this.o.check(client, pod, "before");
+        if ("differences" in before && before.differences.length === 0) {
+          this.o.emit({
+            event: "checked",
+            at: at(),
+            seq,
+            ms: elapsed(),
+            equal: true,
+            differences: [],
+          });
+          this.accept(pod);
+          return "ok";
+        }
+      }
+      const requests = pod.requests;
+      const retired = await retireNics(
+        client,
+        departedMacs(this.tracked, requests),
+        this.o.timeoutMs,
+      );
+      const report = await this.o.drive(client, withRetired(pod, retired));
+      const viaApply = report.kind === "apply";
+      for (const r of retired) r.down = viaApply && r.found;
+      const verified = this.o.check ? await this.o.check(client, pod, "after") : undefined;
+      this.resyncs++;
+      this.o.emit({
+        event: "resync",
+        at: at(),
+        seq,
+        ms: elapsed(),
+        initial,
+        trigger: cause,
+        reconnected,
+        changes: diffPodState(this.last, pod),
+        retired,
+        interfaces: requests.interfaces.length,
+        routes: requests.routes.length,
+        neighbors: requests.neighbors.length,
+        via: report.kind,
+        waited:
+          report.kind === "kata"
+            ? report.sync.interfaces
+                .filter((i) => i.attempts > 1)
+                .map((i) => ({ name: i.name, attempts: i.attempts }))
+            : [],
+        guestRoutes:
+          report.kind === "kata"
+            ? report.sync.routes.length
+            : (report.apply.result?.routes.length ?? 0),
+        packetFilter: packetFilterSummary(report.rules),
+        notMirrored: report.kind === "apply" ? report.apply.notMirrored : [],
+        ...(verified ? { verified } : {}),
+      });
+      this.accept(pod);
+      if (verified && !("differences" in verified && verified.differences.length === 0)) {
+        return "failed"; // not equal after a sync: waits for the pod's next change
+      }
+      return "ok";
+    } catch (err) {
+      this.failures++;
+      const retry = isRetryable(err);
+      if (retry && this.client && isConnectionError(err)) {
+        // Start from a fresh connection: the old one may be half dead.
+        const c = this.client;
+        this.client = undefined;
+        c.close();
+        this.lost = true;
+      }
+      const refusedBy = policyRefusal(err);
+      this.o.emit({
+        event: "error",
+        at: at(),
+        seq,
+        ms: elapsed(),
+        message: describe(err),
+        retry,
+        ...(refusedBy !== undefined ? { policy: refusedBy } : {}),
+      });
+      return retry ? "retry" : "failed";
+    }
+  }
+
+  /** `pod` is what the guest now holds. */
+  private accept(pod: PodState): void {
+    this.last = pod;
+    this.lost = false;
+    this.tracked = new Set(pod.requests.interfaces.map((i) => i.hwAddr.toLowerCase()));
+  }
+}

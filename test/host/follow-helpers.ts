@@ -1,0 +1,114 @@
+/**
+ * What the `follow` tests and bench share: the follower as a child process
+ * (dist/netagentctl follow, run inside a namespace of the test's own so the
+ * nsids it gives pod namespaces go into that namespace's table, never the
+ * machine's), its JSON lines, its /sandboxes over a unix socket; an agent
+ * on a fixed socket path whose calls are logged (so Apply calls are counted
+ * from the agent's own log, independently of the follower).
+ */
+import type { SandboxView } from "../../src/host/follow/sandbox";
+import { answersCheck, NETAGENT } from "../helpers/agent";
+import type { Netns } from "../helpers/netns";
+import { type Child, start, waitForSocket } from "../helpers/process";
+import { waitFor } from "../helpers/wait";
+import { NETAGENTCTL } from "./helpers";
+
+export class FollowerProc {
+  readonly events: Record<string, unknown>[] = [];
+
+  private constructor(
+    readonly child: Child,
+    readonly status: string,
+  ) {
+    let rest = "";
+    child.proc.stdout?.on("data", (s: string) => {
+      const lines = (rest + s).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) this.events.push(JSON.parse(line));
+    });
+  }
+
+  /** Starts `netagentctl --json follow` in `ns` over `roots`, status on the unix socket `status`. */
+  static async start(
+    ns: Netns,
+    roots: string[],
+    status: string,
+    extra: string[] = [],
+  ): Promise<FollowerProc> {
+    const args = ["netns", "exec", ns.name, NETAGENTCTL, "--json", "--timeout", "10", "follow"];
+    for (const r of roots) args.push("--kata-root", r);
+    const f = new FollowerProc(
+      start("ip", [...args, "--status-addr", `unix://${status}`, ...extra]),
+      status,
+    );
+    await waitForSocket(f.child, status, 20_000);
+    return f;
+  }
+
+  /** GET `path` on the status socket. */
+  async get(path: string): Promise<Response> {
+    return fetch(`http://follow${path}`, { unix: this.status });
+  }
+
+  async sandboxes(): Promise<SandboxView[]> {
+    return (await (await this.get("/sandboxes")).json()) as SandboxView[];
+  }
+
+  /** Waits until sandbox `id` satisfies `pred`; answers its view. */
+  async until(
+    id: string,
+    pred: (s: SandboxView) => boolean,
+    what: string,
+    timeoutMs = 30_000,
+  ): Promise<SandboxView> {
+    return waitFor(
+      async () => {
+        if (!this.child.running) throw new Error(`follow exited: ${this.child.stderr}`);
+        const s = (await this.sandboxes()).find((x) => x.id === id);
+        return s && pred(s) ? s : undefined;
+      },
+      {
+        timeoutMs,
+        what: `${id}: ${what} (${JSON.stringify(this.events.filter((e) => e.sandbox === id).slice(-3))})`,
+      },
+    );
+  }
+
+  /** The lines about sandbox `id`. */
+  about(id: string): Record<string, unknown>[] {
+    return this.events.filter((e) => e.sandbox === id);
+  }
+}
+
+/** dist/netagent in `ns` on a fixed socket, logging every call (debug), so it can be restarted. */
+export async function loggingAgent(ns: Netns, socket: string): Promise<Child> {
+  const child = start("ip", [
+    "netns",
+    "exec",
+    ns.name,
+    NETAGENT,
+    "--listen",
+    `unix://${socket}`,
+    "--log-level",
+    "debug",
+  ]);
+  await waitForSocket(child, socket);
+  await waitFor(async () => !child.running || (await answersCheck(socket)), {
+    what: `${socket} answering`,
+  });
+  if (!child.running) throw new Error(`netagent exited: ${child.stderr}`);
+  return child;
+}
+
+/** Calls of `method` the agent logged (its own count, not the follower's). */
+export function callsLogged(agent: Child, method: string): number {
+  let n = 0;
+  for (const line of agent.stderr.split("\n")) {
+    if (!line.includes('"msg":"call"')) continue;
+    try {
+      const e = JSON.parse(line) as { msg?: string; method?: string };
+      if (e.method === method) n++;
+    } catch {}
+  }
+  return n;
+}
