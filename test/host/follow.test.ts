@@ -12,8 +12,7 @@
  * with an empty guest (re-synced); a pod netns deleted and a sandbox
  * directory removed (dropped, its processes gone); SIGTERM.
  */
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import type { Server } from "node:net";
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Child, pidAlive } from "../helpers/process";
@@ -130,4 +129,183 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     expect(await equalNow(a)).toBe(true);
     expect(callsLogged(b.agent, "Apply")).toBe(before);
   });
+
+  it("hostile sandboxes each fail with their reason; the others go on; the follower lives", async () => {
+    const outside = tmp.join("outside");
+    mkdirSync(outside, { recursive: true });
+    const valid = JSON.stringify(
+      goPersist({ netns: `/run/netns/${b.pod.pod.name}`, agentUrl: `unix://${b.socket}` }),
+    );
+    writeFileSync(join(outside, "persist.json"), valid);
+    const persist = (id: string, text: string) =>
+      writeFileSync(join(sandboxDir(goRoot, id), "persist.json"), text);
+    persist("h-trunc", valid.slice(0, 40));
+    persist("h-huge", `${" ".repeat(2 << 20)}${valid}`);
+    persist("h-notjson", "hello, not JSON");
+    const notNetns = tmp.join("not-a-netns");
+    writeFileSync(notNetns, "");
+    persist(
+      "h-notnetns",
+      JSON.stringify(goPersist({ netns: notNetns, agentUrl: `unix://${b.socket}` })),
+    );
+    persist(
+      "h-scheme",
+      JSON.stringify(
+        goPersist({ netns: `/run/netns/${b.pod.pod.name}`, agentUrl: "remote://192.0.2.1:1024" }),
+      ),
+    );
+    symlinkSync(outside, join(goRoot, "h-symlink"));
+    symlinkSync(
+      join(outside, "persist.json"),
+      join(sandboxDir(goRoot, "h-link-file"), "persist.json"),
+    );
+    const shimCase = async (id: string, behave: (s: import("node:net").Socket) => void) => {
+      const dir = sandboxDir(goRoot, id);
+      servers.push(await hostileShim(dir, behave));
+      persist(id, valid);
+    };
+    await shimCase("h-hang", () => {});
+    await shimCase("h-garbage", (s) => s.end("\u0000\u0001garbage\r\n\r\n"));
+    await shimCase("h-mega", (s) => {
+      s.write("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5242880\r\n\r\n");
+      s.end(Buffer.alloc(5 << 20, 0x41));
+    });
+    const expected: Record<string, RegExp> = {
+      "h-trunc": /persist\.json does not parse: .* \(for 3 s\)/,
+      "h-huge": /over the 1048576-byte cap/,
+      "h-notjson": /persist\.json does not parse: .* \(for 3 s\)/,
+      "h-notnetns": /is not a network namespace/,
+      "h-scheme": /unknown scheme "remote"/,
+      "h-symlink": /is a symlink out of/,
+      "h-link-file": /leads out of/,
+      "h-hang": /no answer within 2000 ms/,
+      "h-garbage": /GET \/agent-url/,
+      "h-mega": /longer than 4096 bytes/,
+    };
+    for (const [id, why] of Object.entries(expected)) {
+      const s = await f.until(id, (x) => x.state === "failed", "failed");
+      expect(s.lastError, id).toMatch(why);
+      // The log says it too, once, prefixed with the sandbox.
+      expect(
+        f.about(id).some((e) => e.state === "failed" && why.test(String(e.detail))),
+        id,
+      ).toBe(true);
+    }
+    // The others went on: b still follows its pod.
+    const syncs = (await f.sandboxes()).find((x) => x.id === "sbx-b")?.syncs ?? 0;
+    await b.pod.pod.ip("route", "add", "198.51.100.0/24", "via", "10.248.250.17", "dev", "eth0");
+    await f.until("sbx-b", (x) => x.state === "equal" && x.syncs === syncs + 1, "resynced");
+    expect(await equalNow(b)).toBe(true);
+    expect((await f.get("/healthz")).status).toBe(200);
+    for (const id of Object.keys(expected))
+      rmSync(join(goRoot, id), { recursive: true, force: true });
+    await waitFor(async () => (await f.sandboxes()).every((x) => !x.id.startsWith("h-")), {
+      what: "hostile sandboxes dropped with their directories",
+    });
+  });
+
+  it("a persist.json met half written is read again at its next write, not failed", async () => {
+    const dir = sandboxDir(goRoot, "h-half");
+    const text = JSON.stringify(
+      goPersist({ netns: tmp.join("netns-later"), agentUrl: `unix://${b.socket}` }),
+    );
+    rewriteInPlace(join(dir, "persist.json"), text, 25);
+    await f.until("h-half", (x) => x.state === "waiting", "waiting");
+    rewriteInPlace(join(dir, "persist.json"), text);
+    await f.until(
+      "h-half",
+      (x) => /netns-later is not there/.test(x.lastError ?? ""),
+      "read again",
+    );
+    await Bun.sleep(3500); // past the 3 s a parse failure may last: the good write counted
+    const s = (await f.sandboxes()).find((x) => x.id === "h-half");
+    expect(s?.state).toBe("waiting");
+    rmSync(dir, { recursive: true });
+  });
+
+  it("pod namespaces got nsids in the follower's namespace only", async () => {
+    const ids = JSON.parse(await followNs.ip("-j", "netns", "list-id")) as { name?: string }[];
+    const names = ids.map((x) => x.name);
+    expect(names).toContain(a.pod.pod.name);
+    expect(names).toContain(b.pod.pod.name);
+  });
+
+  it("restarted (SIGTERM: exit 0 within 5 s), it compares and sends nothing to guests already equal", async () => {
+    const applies = [callsLogged(a.agent, "Apply"), callsLogged(b.agent, "Apply")];
+    const t0 = performance.now();
+    const exit = await f.child.stop("SIGTERM");
+    expect(exit.code).toBe(0);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    f = await FollowerProc.start(followNs, [goRoot, rsRoot], status);
+    for (const id of ["sbx-a", "sbx-b"]) {
+      const s = await f.until(id, (x) => x.state === "equal", "equal");
+      expect(s.syncs).toBe(0);
+      expect(f.about(id).some((e) => e.event === "checked" && e.equal === true)).toBe(true);
+    }
+    expect([callsLogged(a.agent, "Apply"), callsLogged(b.agent, "Apply")]).toEqual(applies);
+  });
+
+  it("an agent restarted with an empty guest is re-synced within 3 s of its first answer", async () => {
+    await a.agent.stop("SIGTERM");
+    // The VM rebooted: its NIC has no address and no route any more.
+    const links = await a.guest.ns.json<{ ifname: string; address: string }[]>("link", "show");
+    const name = links.find((l) => l.address === a.mac)?.ifname;
+    expect(name).toBeDefined();
+    await a.guest.ns.ip("addr", "flush", "dev", name as string, "scope", "global");
+    expect(await equalNow(a)).toBe(false);
+    a.agent = await loggingAgent(a.guest.ns, a.socket);
+    const answered = performance.now();
+    await waitFor(() => equalNow(a), { what: "guest a equal again", timeoutMs: 20_000 });
+    expect(performance.now() - answered).toBeLessThan(3000);
+    await f.until("sbx-a", (x) => x.state === "equal", "equal");
+  });
+
+  it("a pod netns deleted drops its sandbox and what was started for it; a removed directory drops it from /sandboxes", async () => {
+    const monitors = () =>
+      descendants(f.child.pid).filter((p) => commOf(p) === "xtables-monitor").length;
+    expect(monitors()).toBe(2);
+    await b.pod.remove();
+    await f.until(
+      "sbx-b",
+      (x) => x.state === "waiting" && /deleted/.test(x.lastError ?? ""),
+      "dropped",
+    );
+    await waitFor(() => monitors() === 1, { what: "b's xtables-monitor gone" });
+    expect(f.about("sbx-b").some((e) => e.state === "dropped")).toBe(true);
+    rmSync(join(rsRoot, "sbx-b"), { recursive: true });
+    await waitFor(async () => !(await f.sandboxes()).some((x) => x.id === "sbx-b"), {
+      what: "sbx-b gone from /sandboxes",
+    });
+    expect(pidAlive(f.child.pid)).toBe(true);
+  });
 });
+
+/** PIDs below `pid` now. */
+function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const s = readFileSync(`/proc/${d}/stat`, "utf8");
+      parent.set(Number(d), Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {}
+  }
+  const out: number[] = [];
+  for (const p of parent.keys()) {
+    for (let q = parent.get(p), hops = 0; q && hops < 64; q = parent.get(q), hops++) {
+      if (q === pid) {
+        out.push(p);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+function commOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
