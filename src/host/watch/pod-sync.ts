@@ -28,11 +28,16 @@ import {
   ResyncScheduler,
   type SyncOutcome,
 } from "./resync-scheduler";
-import { packetFilterSummary, type RetiredNic, type WatchEvent } from "./watch-output";
-import { diffPodState, samePodState } from "./watch-report";
+import {
+  type PodCheck,
+  packetFilterSummary,
+  type RetiredNic,
+  type WatchEvent,
+} from "./watch-output";
 
-/** A complete comparison of guest and pod: the differences (none: equal), or why it could not be made. */
-export type PodCheck = { differences: string[] } | { unchecked: string };
+export type { PodCheck };
+
+import { diffPodState, samePodState } from "./watch-report";
 
 export interface PodSyncOptions {
   /** For messages: "netns pod1". */

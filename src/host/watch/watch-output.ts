@@ -5,7 +5,6 @@
 
 import { escapeControls, terminalSafe } from "../print/safe-text";
 import type { MirrorReport } from "../sync/iptables-mirror";
-import type { PodCheck } from "./pod-sync";
 import { countChanges, type RequestChanges } from "./watch-report";
 
 /** The packet filter part of a sync, in a few words. */
@@ -19,6 +18,9 @@ export function packetFilterSummary(rules: MirrorReport | { skipped: string }): 
     )
     .join(", ");
 }
+
+/** A complete comparison of guest and pod: the differences (none: equal), or why it could not be made. */
+export type PodCheck = { differences: string[] } | { unchecked: string };
 
 /** A NIC that left the pod, and what was done to its guest twin. */
 export interface RetiredNic {
