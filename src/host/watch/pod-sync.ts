@@ -17,8 +17,8 @@
  */
 
 import { AgentClient } from "../../client/client";
-import { dial } from "../../transport/dial";
 import { withStatus } from "../../common/error-status";
+import { dial } from "../../transport/dial";
 import { Code, codeName, TtrpcError } from "../../ttrpc/codes";
 import { departedMacs, retireNics } from "../sync/retire-nics";
 import type { PodReport, PodState } from "../sync/sync-once";
