@@ -1,8 +1,9 @@
 /**
- * Issue 22 (seeds 2 and 8 of test/podgen): a pod's tun and tap devices are
- * carried like any other link. Apply makes them (`ip tuntap add`, found by
- * name), with their mode and flags, and sync mirrors their addresses,
- * routes, MTU, up state, neighbours and the rules naming them; judged by
+ * Issue 22 (seeds 2 and 8 of test/podgen): a pod's tun devices are carried
+ * like any other link. Apply makes them (`ip tuntap add`, found by name),
+ * with their mode and flags, and sync mirrors their addresses, routes, MTU,
+ * up state and the rules naming them (a pod's tap with a MAC is the VM's
+ * NIC instead: sync-endpoints.test.ts); judged by
  * complete independent reads of pod and guest (test/podgen/compare.ts)
  * and by `ip -j tuntap show` and `ip -d -j link` of both. A guest without
  * tun support (no /dev/net/tun: hidden under a tmpfs in the agent's mount
@@ -52,31 +53,28 @@ async function linkView(ns: Netns, dev: string): Promise<Record<string, unknown>
   return rest;
 }
 
-/** A pod with a tun (plain) and a tap (flags, owner, its own MAC), with addresses, routes, a rule, a neighbour. */
+/**
+ * A pod with a tun (flags, owner), with addresses, routes, a rule. (A tap with a MAC is the
+ * VM's NIC, found by MAC: sync-endpoints.test.ts.)
+ */
 async function tunPod(p: MirrorPair): Promise<void> {
   const { pod } = p;
   await pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
-  await pod.ip("tuntap", "add", "dev", "tun0", "mode", "tun");
+  await pod.ip(
+    "tuntap",
+    ...["add", "dev", "tun0", "mode", "tun", "multi_queue", "vnet_hdr", "pi"],
+    ...["user", "0", "group", "100"],
+  );
   await pod.ip("link", "set", "tun0", "mtu", "1400");
   await pod.ip("addr", "add", "10.9.0.1/24", "dev", "tun0");
   await pod.ip("link", "set", "tun0", "up");
   await pod.ip("route", "add", "10.99.0.0/16", "dev", "tun0");
   await pod.ip("route", "add", "10.97.0.0/16", "dev", "tun0", "table", "100");
   await pod.ip("rule", "add", "priority", "100", "iif", "tun0", "lookup", "100");
-  await pod.ip(
-    "tuntap",
-    ...["add", "dev", "tap.x", "mode", "tap", "multi_queue", "vnet_hdr", "pi"],
-    ...["user", "0", "group", "100"],
-  );
-  await pod.ip("link", "set", "tap.x", "address", randomMac());
-  await pod.ip("addr", "add", "10.8.0.1/24", "dev", "tap.x");
-  await pod.ip("link", "set", "tap.x", "up");
-  await pod.ip("neigh", "add", "10.8.0.9", "lladdr", "02:00:00:00:00:09", "dev", "tap.x");
-  await pod.ip("route", "add", "10.96.0.0/16", "via", "10.8.0.9", "dev", "tap.x");
 }
 
-describe("issue 22: tun and tap devices are carried", () => {
-  it("a tun and a tap with addresses, routes, MTU, up, a rule and a neighbour: mirrored exactly, exit 0", async () => {
+describe("issue 22: tun devices are carried", () => {
+  it("a tun with addresses, routes, MTU, up and a rule: mirrored exactly, exit 0", async () => {
     const p = await pair();
     await tunPod(p);
     const s = await p.sync();
@@ -84,9 +82,7 @@ describe("issue 22: tun and tap devices are carried", () => {
     expect(s.stdout).not.toMatch(/not mirrored/);
     expect(s.stdout).toMatch(/^ {2}interface tun0 \(tun\) mtu 1400: 10\.9\.0\.1\/24$/m);
     expect(await tuntaps(p.guest.ns)).toEqual(await tuntaps(p.pod));
-    for (const dev of ["tun0", "tap.x"]) {
-      expect(await linkView(p.guest.ns, dev)).toEqual(await linkView(p.pod, dev));
-    }
+    expect(await linkView(p.guest.ns, "tun0")).toEqual(await linkView(p.pod, "tun0"));
     expect(await allRoutes(p.guest.ns)).toEqual(await allRoutes(p.pod));
     expect(await rules(p.guest.ns)).toEqual(await rules(p.pod));
     expect(await p.judge()).toEqual([]);

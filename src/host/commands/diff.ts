@@ -19,6 +19,7 @@ import { comparable, defaultFor, readFreshDefaults } from "../pod/pod-state";
 import { addRulesSection, withRules } from "../print/iptables-report";
 import { notMirrored, probeNetwork } from "../sync/drive-state";
 import { compareRules, type RulesComparison, readGuestRules } from "../sync/iptables-mirror";
+import { asEndpoints } from "../sync/mirror-scope";
 import {
   type Command,
   describeError,
@@ -135,7 +136,8 @@ export const diff: Command = {
         if (guest && pod) {
           const fresh = await readFreshDefaults();
           const cmp = compareStates(
-            stateToWire(pod),
+            // A pod's tap is the guest's NIC of its MAC, as sync sends it.
+            stateToWire({ ...pod, links: asEndpoints(pod.links) }),
             guest,
             (k) => defaultFor(k, fresh),
             comparable,

@@ -47,9 +47,13 @@ ${WATCH_HELP}Options:
   --dry-run            print the Kata requests (protobuf JSON) and send nothing
   --addr ADDR, --timeout S (per call), --json
 
+A pod link is the guest's NIC of its MAC, found by MAC and configured (a
+tap too: the runtime attaches it to the VM); a tun is made in the guest.
 Through Apply, what the guest cannot have is left out and the rest synced:
-a link without a MAC (a tun device) with its routes, neighbours and
-sysctls, what netagent.v1 does not carry, and what the guest's kernel
+a link without a MAC other than a tun, two links of one MAC, a link no
+runtime makes a NIC of (no addresses, a bridge) whose MAC the guest lacks,
+each with its routes, neighbours and sysctls; what netagent.v1 does not
+carry, and what the guest's kernel
 refuses (Apply's best_effort: a line it fails, a sysctl it lacks). Each is
 listed under "not mirrored" with why, and the exit code is ${INCOMPLETE}.
 

@@ -18,6 +18,7 @@ import { defaultDst } from "../../net/model/address";
 import type { Link, Neighbor, NetState, Route } from "../../net/model/model";
 import { IFF, isManagedLink, NTF_ROUTER, NUD, rawFlags } from "../../net/vocabulary/links";
 import { addressToProto, protoFamily, routeToProto } from "../../wire/kata-map";
+import { sharedMacs } from "../sync/mirror-scope";
 
 /** What a sync sends, in the order it is sent. */
 export interface SyncRequests {
@@ -65,14 +66,22 @@ function nudBits(n: Neighbor): number {
  * Pure: the requests for a namespace's state. Links without an Ethernet MAC
  * (tunnel base devices such as sit0) cannot be found by MAC in the guest,
  * and links without addresses are unconfigured; both are skipped, as the
- * runtime's endpoint scan does.
+ * runtime's endpoint scan does. Two links of one MAC are skipped too: an
+ * UpdateInterface finds its link by MAC, so the second would configure the
+ * first's NIC again.
  */
 export function requestsFromState(state: NetState): SyncRequests {
   const skipped: SyncRequests["skipped"] = [];
+  const shared = sharedMacs(state.links);
   const links = state.links.filter((l) => {
     if (!isManagedLink(l.name) || l.flags.includes("LOOPBACK")) return false;
     if (!MAC.test(l.mac) || l.mac === "00:00:00:00:00:00") {
       skipped.push({ name: l.name, why: "no Ethernet MAC" });
+      return false;
+    }
+    const twin = shared.get(l.name);
+    if (twin) {
+      skipped.push({ name: l.name, why: `shares MAC ${twin.mac} with ${twin.with}` });
       return false;
     }
     if (l.addresses.length === 0) {

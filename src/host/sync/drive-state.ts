@@ -67,7 +67,7 @@ export function applyRequestFor(
   fresh: ReadonlyMap<string, string>,
   dryRun = false,
 ): { request: ApplyRequest; leftOut: string[] } {
-  const { pod, leftOut } = scopeMirror(full);
+  const { pod, leftOut } = scopeMirror(full, new Set(guest.interfaces.map((i) => i.mac)));
   const desired = stateToWire({ ...pod, sysctls: sysctlsToSend(pod, guest, fresh) });
   const request = create(ApplyRequestSchema, { desired, dryRun, exact: true, bestEffort: true });
   return { request, leftOut };

@@ -13,15 +13,19 @@
  * - what the model does not carry: a rule with a selector it has no field
  *   for (sending it without would widen what it matches), a route of a type
  *   netagent.v1 does not carry.
- * tun and tap devices are carried (the agent makes them, found by name);
- * one the pod has without `persist` (a process holds it) is listed: the
- * guest's is persistent, as `ip tuntap add` makes it.
+ * - two links of one MAC, both, naming it: the guest finds NICs by MAC;
+ * - a link with a MAC the guest has no NIC of, that no runtime makes a NIC
+ *   of (no addresses, or a kind such as a bridge): none will appear.
+ * A tap with a MAC is sent as the NIC it becomes in the VM (found by MAC,
+ * never made: docs/endpoints.md); a tun device is carried (the agent makes
+ * it, found by name); one the pod has without `persist` (a process holds
+ * it) is listed: the guest's is persistent, as `ip tuntap add` makes it.
  * What the guest's kernel refuses is left out by the agent (best_effort)
  * and listed from its answer ({@link describeField}): a tun device where
  * the guest has no /dev/net/tun, with what goes through it.
  */
 import type { State } from "../../gen/network_pb";
-import { type Route, routeDevs } from "../../net/model/model";
+import { type Link, type Route, routeDevs } from "../../net/model/model";
 import { withoutNexthops } from "../../net/plan/plan-nexthops";
 import { parseSysctlKey } from "../../net/sysctl/sysctl-keys";
 import { isManagedLink } from "../../net/vocabulary/links";
@@ -64,10 +68,85 @@ function kernelOwned(r: Route): boolean {
   return r.type === "unicast" && !isManagedLink(r.dev);
 }
 
-export function scopeMirror(pod: PodFullState): MirrorScope {
+/**
+ * The pod's links as one Apply sends them: a tap with a MAC (`ip tuntap`
+ * mode tap) without its tun/tap settings, so the guest finds it by MAC
+ * like any NIC. A runtime attaches a pod's tap to the VM as it does a
+ * veth: the guest's NIC with that MAC is the tap, and making another
+ * device of that name would leave the guest two links of one MAC.
+ */
+export function asEndpoints(links: readonly Link[]): Link[] {
+  return links.map((l) => {
+    if (l.tuntap?.mode !== "tap" || !hasMac(l.mac)) return l;
+    const { tuntap: _, ...nic } = l;
+    return nic;
+  });
+}
+
+/**
+ * The links whose MAC another link of the pod has too (lo aside), by
+ * name: the MAC and the others' names. The guest finds its NICs by MAC,
+ * so neither can be told apart there.
+ */
+export function sharedMacs(links: readonly Link[]): Map<string, { mac: string; with: string }> {
+  const byMac = new Map<string, Link[]>();
+  for (const l of links) {
+    if (!isManagedLink(l.name) || l.flags.includes("LOOPBACK") || !hasMac(l.mac)) continue;
+    byMac.set(l.mac, [...(byMac.get(l.mac) ?? []), l]);
+  }
+  const out = new Map<string, { mac: string; with: string }>();
+  for (const [mac, same] of byMac) {
+    if (same.length < 2) continue;
+    for (const l of same) {
+      const others = same.filter((o) => o !== l).map((o) => o.name);
+      out.set(l.name, { mac, with: others.join(", ") });
+    }
+  }
+  return out;
+}
+
+/**
+ * Link kinds a runtime attaches to the VM as a NIC with the link's MAC (a
+ * physical device has no kind; a tap is kind tun): docs/endpoints.md.
+ */
+const NIC_KINDS = new Set(["veth", "macvlan", "macvtap", "ipvlan", "tun", ""]);
+
+/**
+ * Why no runtime makes a NIC of this link, or undefined when one does: it
+ * has no address (a runtime skips an unconfigured link), or it is of a
+ * kind no runtime attaches.
+ */
+function noNicWhy(l: Link): string | undefined {
+  if (l.addresses.length === 0)
+    return "no addresses (a runtime makes no NIC of an unconfigured link)";
+  if (!NIC_KINDS.has(l.kind)) return `a ${l.kind} device (a runtime makes no NIC of it)`;
+  return undefined;
+}
+
+/**
+ * `guestMacs`, when given, are the MACs of the guest's links: a pod link
+ * with a MAC the guest lacks that no runtime makes a NIC of is left out
+ * (one a runtime does make is sent: Apply waits for it, as for hot-plug).
+ */
+export function scopeMirror(pod: PodFullState, guestMacs?: ReadonlySet<string>): MirrorScope {
   const leftOut: string[] = [];
   const gone = new Set<string>();
-  const links = pod.links.filter((l) => {
+  const shared = sharedMacs(pod.links);
+  const links = asEndpoints(pod.links).filter((l) => {
+    const twin = shared.get(l.name);
+    if (twin !== undefined) {
+      gone.add(l.name);
+      leftOut.push(
+        `interface ${l.name}: shares MAC ${twin.mac} with ${twin.with}: the guest finds its NICs by MAC and cannot tell them apart`,
+      );
+      return false;
+    }
+    const noNic = hasMac(l.mac) && guestMacs && !guestMacs.has(l.mac) ? noNicWhy(l) : undefined;
+    if (noNic !== undefined && isManagedLink(l.name) && !l.flags.includes("LOOPBACK")) {
+      gone.add(l.name);
+      leftOut.push(`interface ${l.name}: ${noNic} and the guest has no NIC with its MAC ${l.mac}`);
+      return false;
+    }
     if (l.tuntap && !l.tuntap.persist && isManagedLink(l.name))
       leftOut.push(
         `interface ${l.name}: not persistent in the pod (a process holds it); the guest's is persistent`,

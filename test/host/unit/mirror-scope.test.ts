@@ -165,3 +165,89 @@ describe("describeField", () => {
     expect(describeField(state, "desired.routes[7]")).toBe("desired.routes[7]");
   });
 });
+
+describe("scopeMirror: endpoints as Kata makes them", () => {
+  const tap = (name: string, mac: string, mode: "tap" | "tun"): Link => ({
+    ...link(name, mac, "tun"),
+    tuntap: { mode, multiQueue: false, pi: false, vnetHdr: false, persist: false },
+  });
+  const base: PodFullState = {
+    ...pod,
+    links: [],
+    routes: [],
+    nexthops: [],
+    rules: [],
+    neighbors: [],
+    sysctls: [],
+  };
+
+  it("a tap with a MAC is the VM's NIC: sent as an interface found by MAC, never made; a tun is still made", () => {
+    const { pod: sent, leftOut } = scopeMirror({
+      ...base,
+      links: [
+        link("eth0", "02:00:00:00:00:01"),
+        tap("tap0", "02:00:00:00:00:02", "tap"),
+        tap("tun0", "", "tun"),
+      ],
+    });
+    expect(sent.links.map((l) => [l.name, l.mac, l.tuntap?.mode])).toEqual([
+      ["eth0", "02:00:00:00:00:01", undefined],
+      ["tap0", "02:00:00:00:00:02", undefined],
+      ["tun0", "", "tun"],
+    ]);
+    // Only the tun (made in the guest, persistent there) is named for its persistence.
+    expect(leftOut).toEqual([
+      "interface tun0: not persistent in the pod (a process holds it); the guest's is persistent",
+    ]);
+  });
+
+  it("two links of one MAC: both left out, naming the MAC, with what goes through them", () => {
+    const { pod: sent, leftOut } = scopeMirror({
+      ...base,
+      links: [
+        link("eth0", "02:00:00:00:00:01"),
+        tap("tap0", "02:00:00:00:00:09", "tap"),
+        link("eth1", "02:00:00:00:00:09", "macvlan"),
+      ],
+      routes: [
+        route("10.1.0.0/24", "eth0"),
+        route("10.2.0.0/24", "eth1"),
+        route("10.3.0.0/24", "tap0"),
+      ],
+    });
+    expect(sent.links.map((l) => l.name)).toEqual(["eth0"]);
+    expect(sent.routes.map((r) => r.dst)).toEqual(["10.1.0.0/24"]);
+    expect(leftOut).toEqual([
+      "interface tap0: shares MAC 02:00:00:00:00:09 with eth1: the guest finds its NICs by MAC and cannot tell them apart",
+      "interface eth1: shares MAC 02:00:00:00:00:09 with tap0: the guest finds its NICs by MAC and cannot tell them apart",
+      "route 10.2.0.0/24 dev eth1 scope link: its device eth1 is not mirrored",
+      "route 10.3.0.0/24 dev tap0 scope link: its device tap0 is not mirrored",
+    ]);
+  });
+
+  it("a link no runtime makes a NIC of, and the guest has none of its MAC: left out with why; one the guest has is configured", () => {
+    const bare = { ...link("eth1", "02:00:00:00:00:03"), addresses: [] };
+    const bridge = link("br0", "02:00:00:00:00:04", "bridge");
+    const { pod: sent, leftOut } = scopeMirror(
+      {
+        ...base,
+        links: [link("eth0", "02:00:00:00:00:01"), bare, bridge, link("eth2", "02:00:00:00:00:05")],
+        routes: [route("10.4.0.0/24", "br0")],
+      },
+      new Set(["02:00:00:00:00:01"]),
+    );
+    // eth2 is a veth with addresses: a NIC still being hot-plugged, waited for by Apply.
+    expect(sent.links.map((l) => l.name)).toEqual(["eth0", "eth2"]);
+    expect(leftOut).toEqual([
+      "interface eth1: no addresses (a runtime makes no NIC of an unconfigured link) and the guest has no NIC with its MAC 02:00:00:00:00:03",
+      "interface br0: a bridge device (a runtime makes no NIC of it) and the guest has no NIC with its MAC 02:00:00:00:00:04",
+      "route 10.4.0.0/24 dev br0 scope link: its device br0 is not mirrored",
+    ]);
+    const withNics = scopeMirror(
+      { ...base, links: [bare, bridge] },
+      new Set(["02:00:00:00:00:03", "02:00:00:00:00:04"]),
+    );
+    expect(withNics.pod.links.map((l) => l.name)).toEqual(["eth1", "br0"]);
+    expect(withNics.leftOut).toEqual([]);
+  });
+});

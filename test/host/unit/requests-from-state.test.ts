@@ -163,4 +163,25 @@ describe("requestsFromState", () => {
       skipped: [],
     });
   });
+
+  it("two links of one MAC: neither is sent (the guest finds NICs by MAC), both skipped naming the MAC", () => {
+    const r = requestsFromState({
+      links: [
+        link({ index: 2, name: "eth0" }),
+        link({ index: 3, name: "tap0", kind: "tun", mac: "02:00:00:00:00:09" }),
+        link({ index: 4, name: "eth1", kind: "macvlan", mac: "02:00:00:00:00:09" }),
+      ],
+      routes: [
+        route({ dst: "10.9.0.0/24", dev: "tap0" }),
+        route({ dst: "10.8.0.0/24", dev: "eth1" }),
+      ],
+      neighbors: [],
+    });
+    expect(r.interfaces.map((i) => i.name)).toEqual(["eth0"]);
+    expect(r.routes).toEqual([]);
+    expect(r.skipped).toEqual([
+      { name: "tap0", why: "shares MAC 02:00:00:00:00:09 with eth1" },
+      { name: "eth1", why: "shares MAC 02:00:00:00:00:09 with tap0" },
+    ]);
+  });
 });
