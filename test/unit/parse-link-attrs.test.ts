@@ -23,8 +23,11 @@ describe("parseLinks: attributes", () => {
     expect(v0?.attrs).toEqual([
       ["alias", "pod uplink"],
       ["allmulticast", "on"],
+      ["dynamic", "off"],
       ["group", "5"],
+      ["multicast", "on"],
       ["promisc", "on"],
+      ["trailers", "on"],
       ["txqueuelen", "0"],
     ]);
   });
