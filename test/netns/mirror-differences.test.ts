@@ -93,6 +93,35 @@ describe("what two namespaces configured alike differ in by themselves", () => {
     }
   });
 
+  it("routeCarrierOnly: a link without carrier gets no local route for its tentative IPv6 address, one with carrier gets it and ff00::/8", async () => {
+    const mac = randomMac();
+    await a.ip("link", "add", "c0", "address", mac, "type", "bridge");
+    await b.ip("link", "add", "c0", "address", mac, "type", "veth", "peer", "name", "c1");
+    try {
+      await b.ip("link", "set", "c1", "up");
+      for (const ns of [a, b]) {
+        await ns.ip("-6", "addr", "add", "fd00:61::2/64", "dev", "c0");
+        await ns.ip("link", "set", "c0", "up");
+      }
+      const local = (ns: Netns) =>
+        ns.json<Json[]>("-6", "route", "show", "table", "local", "dev", "c0");
+      const kinds = async (ns: Netns) =>
+        (await local(ns)).map((r) => `${String(r.type)} ${String(r.dst)}`).sort();
+      await waitFor(async () => (await kinds(b)).includes("local fd00:61::2"), {
+        what: "b's local route of fd00:61::2 (DAD over)",
+      });
+      expect((await link(a, "c0")).flags).toContain("NO-CARRIER");
+      expect(await kinds(b)).toEqual(
+        expect.arrayContaining(["multicast ff00::/8", "local fd00:61::2"]),
+      );
+      // (Whether a gets ff00::/8 depends on the moment it came up: never more than b.)
+      expect(await kinds(a)).not.toContain("local fd00:61::2");
+    } finally {
+      await a.ip("link", "del", "c0");
+      await b.ip("link", "del", "c0");
+    }
+  });
+
   it("addressLifetimes: a lifetime counts down; addressTentative: DAD under way clears by itself", async () => {
     await a.ip(
       "addr",

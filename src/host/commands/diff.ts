@@ -7,6 +7,7 @@ import { stateToWire } from "../../wire/state-map";
 import { type CompleteComparison, compareBoth } from "../compare/complete-compare";
 import {
   addSections,
+  carrierSection,
   completeSection,
   mirrorDifferencesHelp,
   probesSection,
@@ -185,9 +186,9 @@ export const diff: Command = {
       throw new ExitError(describeError(err), 3, { cause: err });
     }
     if (ctx.json) {
-      const { findings, probes: asked } = complete ?? {};
+      const { findings, carrier, probes: asked } = complete ?? {};
       ctx.write(
-        `${JSON.stringify({ ...outcome.cmp, iptables: rules, notMirrored: findings, probes: asked })}\n`,
+        `${JSON.stringify({ ...outcome.cmp, iptables: rules, notMirrored: findings, carrier, probes: asked })}\n`,
       );
       return outcome.cmp.equal ? 0 : 1;
     }
@@ -198,6 +199,7 @@ export const diff: Command = {
     if (rules !== undefined) text = addRulesSection(text, rules);
     if (complete !== undefined) {
       const sections = [completeSection(complete.findings)];
+      if (complete.carrier.length) sections.push(carrierSection(complete.carrier));
       if (complete.probes) sections.push(probesSection(complete.probes));
       text = addSections(text, sections);
     }

@@ -239,6 +239,12 @@ function applyReport(
     lines.push("  still different after the Apply (a complete read of both sides):");
     for (const f of v.findings) lines.push(`    ${f}`);
   }
+  if (v?.checked && v.carrier.length > 0) {
+    lines.push(
+      "  differs by carrier alone (the wire's, which no agent can mirror; not counted: see diff --help):",
+    );
+    for (const f of v.carrier) lines.push(`    ${f}`);
+  }
   if (v?.checked && v.findings.length === 0)
     lines.push("  verified: a complete read of both sides finds nothing else that differs");
   return `${lines.map(escapeControls).join("\n")}\n`;

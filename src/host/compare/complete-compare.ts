@@ -15,7 +15,10 @@ import { guestDecisions, podDecisions } from "./lookups-both";
 import { drawProbes } from "./probes";
 
 export interface CompleteComparison {
+  /** What differs, counted. */
   findings: Finding[];
+  /** What carrier alone explains (Finding.carrier): named, not counted. */
+  carrier: Finding[];
   probes?: ProbesOutcome;
   /** Findings and disagreeing lookups. */
   differences: number;
@@ -38,8 +41,10 @@ export async function compareBoth(
       "could not compare completely: the agent has no netagent.v1.Network Read (an older netagent, or the Kata agent)",
     );
   }
-  const findings = compareComplete(pod, guest);
-  if (opts.probes === 0) return { findings, differences: findings.length };
+  const all = compareComplete(pod, guest);
+  const findings = all.filter((f) => !f.carrier);
+  const carrier = all.filter((f) => f.carrier);
+  if (opts.probes === 0) return { findings, carrier, differences: findings.length };
   const lookups = drawProbes(pod, opts.probes);
   const [p, g] = await Promise.all([
     podDecisions(opts.netns, lookups),
@@ -55,6 +60,7 @@ export async function compareBoth(
       : [...tentativeAddresses(pod, "pod"), ...tentativeAddresses(guest, "guest")];
   return {
     findings,
+    carrier,
     probes: { asked: lookups.length, disagreements, tentative },
     differences: findings.length + disagreements.length,
   };

@@ -21,10 +21,53 @@ export interface Finding {
   /** Its value on each side; "-" for none. */
   pod: string;
   guest: string;
+  /**
+   * Carrier alone explains it (MIRROR_DIFFERENCES.routeCarrierOnly): named,
+   * not counted.
+   */
+  carrier?: true;
 }
 
 export function compareComplete(pod: CompleteRead, guest: CompleteRead): Finding[] {
-  return [...compareNormalised(normalise(pod), normalise(guest)), ...compareSysctls(pod, guest)];
+  const carrier = { pod: carrierByName(pod), guest: carrierByName(guest) };
+  return [
+    ...compareNormalised(normalise(pod), normalise(guest), carrier),
+    ...compareSysctls(pod, guest),
+  ];
+}
+
+/** Each link's name to whether it has carrier (LOWER_UP). */
+function carrierByName(read: CompleteRead): Map<string, boolean> {
+  return new Map(
+    read.links.map((l) => [
+      String(l.ifname),
+      Array.isArray(l.flags) && (l.flags as unknown[]).includes("LOWER_UP"),
+    ]),
+  );
+}
+
+/** Carrier of each side's links by name; absent: not known (nothing is carrier's). */
+export interface Carriers {
+  pod: ReadonlyMap<string, boolean>;
+  guest: ReadonlyMap<string, boolean>;
+}
+
+const KERNEL_IPV6_LOCAL = new Set(["multicast", "anycast", "local"]);
+
+/**
+ * Whether a route on one side only is one the kernel makes in table local
+ * once IPv6 is up with carrier, on a link with carrier on that side only
+ * (MIRROR_DIFFERENCES.routeCarrierOnly).
+ */
+function carriers(o: Obj, side: "pod" | "guest", c: Carriers | undefined): boolean {
+  if (!c || o.kind !== "route") return false;
+  const f = o.fields;
+  if (f.get("table") !== "local" || f.get("protocol") !== "kernel") return false;
+  if (f.get("family") !== "inet6" || !KERNEL_IPV6_LOCAL.has(f.get("type") ?? "")) return false;
+  const dev = f.get("dev");
+  if (dev === undefined) return false;
+  const other = side === "pod" ? c.guest : c.pod;
+  return c[side].get(dev) === true && other.get(dev) === false;
 }
 
 const NONE = "-";
@@ -74,7 +117,11 @@ function pairBy(p: Obj[], g: Obj[], key: (o: Obj) => string, out: Finding[]): [O
   return [restP, g.filter((o) => !taken.has(o))];
 }
 
-export function compareNormalised(pod: Normalised, guest: Normalised): Finding[] {
+export function compareNormalised(
+  pod: Normalised,
+  guest: Normalised,
+  carrier?: Carriers,
+): Finding[] {
   const out: Finding[] = [];
   const kinds = [...new Set([...pod.objects, ...guest.objects].map((o) => o.kind))];
   for (const kind of kinds) {
@@ -82,10 +129,16 @@ export function compareNormalised(pod: Normalised, guest: Normalised): Finding[]
     const g = guest.objects.filter((o) => o.kind === kind);
     const [restP, restG] = pairBy(p, g, (o) => o.key, out);
     const [onlyP, onlyG] = pairBy(restP, restG, (o) => o.loose, out);
-    for (const o of onlyP)
-      out.push({ kind, what: o.what, field: "pod only", pod: words(o.fields), guest: NONE });
-    for (const o of onlyG)
-      out.push({ kind, what: o.what, field: "guest only", pod: NONE, guest: words(o.fields) });
+    const mark = (o: Obj, side: "pod" | "guest") =>
+      carriers(o, side, carrier) ? { carrier: true as const } : {};
+    for (const o of onlyP) {
+      const f = { kind, what: o.what, field: "pod only", pod: words(o.fields), guest: NONE };
+      out.push({ ...f, ...mark(o, "pod") });
+    }
+    for (const o of onlyG) {
+      const f = { kind, what: o.what, field: "guest only", pod: NONE, guest: words(o.fields) };
+      out.push({ ...f, ...mark(o, "guest") });
+    }
   }
   for (const [k, order] of pod.addressOrder) {
     const other = guest.addressOrder.get(k);

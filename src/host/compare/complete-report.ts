@@ -68,6 +68,18 @@ export function completeSection(findings: readonly Finding[]): Section {
   };
 }
 
+/** What carrier alone explains (MIRROR_DIFFERENCES.routeCarrierOnly): named, not counted. */
+export function carrierSection(findings: readonly Finding[]): Section {
+  return {
+    title:
+      "differs by carrier alone (the wire's, which no agent can mirror; not counted: see diff --help)",
+    rows: findings.map((f) => {
+      const row = findingRow(f);
+      return { ...row, pod: row.pod.replace(/^not mirrored: /, "carrier: ") };
+    }),
+  };
+}
+
 export function probesSection(p: ProbesOutcome): Section {
   const agree = p.asked - p.disagreements.length;
   const title = `route lookups (${p.asked} drawn from the pod's routes and rules; ${agree} agree)`;

@@ -101,6 +101,11 @@ export const MIRROR_DIFFERENCES = {
     what: "table local's route of a kernel link-local address (above)",
     why: "the kernel's route for the address the entry above leaves out",
   },
+  routeCarrierOnly: {
+    kind: "route",
+    what: "table local's IPv6 routes the kernel makes (multicast ff00::/8, anycast, local) on a link that has carrier on that side only (named in diff and sync as carrier's, not counted)",
+    why: "IPv6 comes up on a link with carrier: without it the kernel makes no multicast route there and keeps its addresses tentative, with no local route; carrier is the other end of the wire's (a bridge's ports, the VMM holding a tap), which no agent can mirror",
+  },
   routeExpires: {
     kind: "route",
     what: "expires as a number (compared as present or not)",

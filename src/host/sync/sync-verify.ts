@@ -6,6 +6,7 @@
  * mirror is incomplete: sync never says "synced" of a guest that is not the
  * pod. A link's carrier and operstate follow a change by up to a second
  * (linkwatch), so findings are read again after a pause before they count.
+ * What carrier alone explains is listed apart and does not count.
  */
 import type { AgentClient } from "../../client/client";
 import { compareBoth, NoCompleteRead } from "../compare/complete-compare";
@@ -17,7 +18,7 @@ export const VERIFY_READS = 3;
 export const VERIFY_PAUSE_MS = 1_000;
 
 export type Verification =
-  | { checked: true; findings: string[] }
+  | { checked: true; findings: string[]; carrier: string[] }
   | { checked: false; why: string; findings: [] };
 
 export async function verifySync(
@@ -25,9 +26,10 @@ export async function verifySync(
   opts: { netns: string; label: string; timeoutMs: number },
 ): Promise<Verification> {
   let findings: Finding[] = [];
+  let carrier: Finding[] = [];
   for (let read = 1; read <= VERIFY_READS; read++) {
     try {
-      ({ findings } = await compareBoth(client, { ...opts, probes: 0 }));
+      ({ findings, carrier } = await compareBoth(client, { ...opts, probes: 0 }));
     } catch (err) {
       if (err instanceof NoCompleteRead) return { checked: false, why: err.message, findings: [] };
       throw err;
@@ -35,7 +37,7 @@ export async function verifySync(
     if (findings.length === 0 || read === VERIFY_READS) break;
     await Bun.sleep(VERIFY_PAUSE_MS);
   }
-  return { checked: true, findings: findings.map(findingText) };
+  return { checked: true, findings: findings.map(findingText), carrier: carrier.map(findingText) };
 }
 
 /** One line: what is not mirrored, as diff's row says it, and the guest's side. */
