@@ -120,7 +120,8 @@ describe("endpoints as Kata makes them", () => {
     const p = await pair();
     const { pod } = p;
     await pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
-    await pod.veth("eth1", "vidle", { mac: randomMac(), peerNs: p.host });
+    // Down: no address at all, not even a link-local (an up link would get one, and count as configured).
+    await pod.veth("eth1", "vidle", { mac: randomMac(), peerNs: p.host, up: false });
     const started = performance.now();
     const s = await p.sync();
     expect(s.code, s.stdout + s.stderr).toBe(4);
