@@ -1,7 +1,8 @@
 /**
  * A typed ttRPC client for the agent: `await AgentClient.connect(addr)`, then
- * `client.unary(Health.method.check, {})`. Fails every pending call cleanly
- * when the connection drops. A whole state's Apply (and Get) is written and
+ * `client.health.check()`, `client.network.get()`, or any generated method
+ * with `client.unary(Health.method.check, {})`. Fails every pending call
+ * cleanly when the connection drops. A whole state's Apply (and Get) is written and
  * read by the hand-written codecs of src/wire where they answer, else by
  * protobuf-es (toBinary's bytes and fromBinary's message either way).
  */
@@ -15,15 +16,25 @@ import {
   type MessageShape,
   toBinary,
 } from "@bufbuild/protobuf";
+import { AgentService } from "../gen/agent_pb";
+import { Health } from "../gen/health_pb";
+import { Network } from "../gen/network_pb";
 import type { AgentAddress } from "../transport/address";
 import { dial } from "../transport/dial";
 import { type CallOptions, ClientConnection } from "../ttrpc/client-connection";
 import { FAST_ANSWER_DECODERS, FAST_REQUEST_ENCODERS } from "../wire/fast-codecs";
+import { type ServiceClient, serviceClient } from "./services";
 
 export type { CallOptions };
 
 export class AgentClient {
   private readonly conn: ClientConnection;
+  /** grpc.Health: check, version. */
+  readonly health: ServiceClient<typeof Health> = serviceClient(Health, this);
+  /** grpc.AgentService, the Kata agent's network calls (updateInterface, updateRoutes, ...). */
+  readonly agent: ServiceClient<typeof AgentService> = serviceClient(AgentService, this);
+  /** netagent.v1.Network: apply, get, read, routeGet. */
+  readonly network: ServiceClient<typeof Network> = serviceClient(Network, this);
 
   constructor(private readonly socket: Socket) {
     this.conn = new ClientConnection((frame) => socket.write(frame));
