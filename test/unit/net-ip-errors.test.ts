@@ -10,8 +10,12 @@ import { NetError, type NetErrorKind } from "../../src/net/model/net-error";
 import {
   classifyIpError,
   failedBatchLine,
+  failedBatchLines,
+  firstFailure,
   IP_ERROR_TABLE,
   ipErrorText,
+  renumberFailedLines,
+  stoppedAtLine,
 } from "../../src/net/parse/ip-errors";
 import { Code } from "../../src/ttrpc/codes";
 
@@ -138,5 +142,39 @@ describe("failedBatchLine", () => {
     ["Error: x.\nCommand failed /tmp/b:2\n", undefined],
   ])("%j -> %s", (stderr, index) => {
     expect(failedBatchLine(stderr)).toBe(index);
+  });
+});
+
+// What `ip -force -batch -` printed in a fresh netns (iproute2 6.1) for
+// "route get 10.1.1.1", "route get 127.0.0.1", "route get 10.2.2.2 iif nosuch".
+const FORCED =
+  'RTNETLINK answers: Network is unreachable\nCommand failed -:1\nCannot find device "nosuch"\nCommand failed -:3\n';
+
+describe("the failed lines of a -force batch", () => {
+  it("failedBatchLines: each failed line's index and its own words", () => {
+    expect(failedBatchLines(FORCED)).toEqual([
+      { index: 0, text: "Network is unreachable" },
+      { index: 2, text: 'Cannot find device "nosuch"' },
+    ]);
+    expect(failedBatchLines("RTNETLINK answers: File exists\n")).toEqual([]);
+  });
+
+  it("firstFailure: the first failure's words alone, else the whole stderr", () => {
+    expect(firstFailure(FORCED)).toBe(
+      "RTNETLINK answers: Network is unreachable\nCommand failed -:1",
+    );
+    expect(classifyIpError(firstFailure(FORCED))).toBe("invalid");
+    expect(firstFailure('Object "x" is unknown\n')).toBe('Object "x" is unknown\n');
+  });
+
+  it("stoppedAtLine: only iproute2's batch bookkeeping counts", () => {
+    expect(stoppedAtLine(FORCED)).toBe(true);
+    expect(stoppedAtLine('Cannot find device "nosuch"\n')).toBe(false);
+  });
+
+  it("renumberFailedLines: a resident ip's numbers made the exchange's, words untouched", () => {
+    expect(
+      renumberFailedLines(FORCED.replace(":1\n", ":41\n").replace(":3\n", ":43\n"), (n) => n - 40),
+    ).toBe(FORCED);
   });
 });

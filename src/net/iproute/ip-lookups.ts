@@ -8,7 +8,7 @@
  */
 
 import { NetError } from "../model/net-error";
-import { ipErrorText } from "../parse/ip-errors";
+import { failedBatchLines } from "../parse/ip-errors";
 import { splitJsonDocuments } from "../parse/json-documents";
 import { rawRunError, runIpRaw } from "./ip-raw";
 import type { IpRunner } from "./ip-runner";
@@ -30,12 +30,7 @@ export async function runLookups(
   const lines = lookups.map((l) => `route get ${lookupWords(l).join(" ")}`);
   const args = ["-d", "-j", "-force", "-batch", "-"];
   const r = await runIpRaw(runner, args, { ...opts, stdin: `${lines.join("\n")}\n` });
-  const refused = new Map<number, string>();
-  let last = 0;
-  for (const m of r.stderr.matchAll(/Command failed -:(\d+)\n?/g)) {
-    refused.set(Number(m[1]) - 1, ipErrorText(r.stderr.slice(last, m.index)));
-    last = (m.index ?? 0) + m[0].length;
-  }
+  const refused = new Map(failedBatchLines(r.stderr).map((f) => [f.index, f.text]));
   if (r.code !== 0 && refused.size === 0) throw rawRunError(args, r);
   let docs: unknown[];
   try {

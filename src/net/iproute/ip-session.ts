@@ -24,6 +24,7 @@
  */
 
 import { NetError } from "../model/net-error";
+import { renumberFailedLines, stoppedAtLine } from "../parse/ip-errors";
 import { cancelled, killedAfter, Resident, type RunResult } from "./ip-resident";
 
 export type { RunResult } from "./ip-resident";
@@ -103,7 +104,8 @@ export class IpSession {
       // A read is run again, afresh, when the links moved since this process
       // last listed them (what it printed may name them from its stale
       // cache), or when the process died under it (not a failed line).
-      const died = readOnly && !result.killed && result.exitCode !== 0 && !failedLine(result);
+      const died =
+        readOnly && !result.killed && result.exitCode !== 0 && !stoppedAtLine(result.stderr);
       if (stale || died) {
         this.retire();
         t = await this.trusted(false, opts);
@@ -235,7 +237,7 @@ export class IpSession {
       const exit = await resident.proc.exited;
       if (killed) return { stdout: "", stderr: "", exitCode: exit.code, killed, docs: [] };
       await Promise.race([resident.errDone, Bun.sleep(STDERR_GRACE_MS)]);
-      const words = renumber(resident.err.slice(errFrom), base);
+      const words = renumberFailedLines(resident.err.slice(errFrom), (n) => n - base);
       const died = exit.signal
         ? `ip was killed by ${exit.signal} before it finished`
         : "ip ended before answering";
@@ -276,17 +278,4 @@ export class IpSession {
     const { docs: _, ...rest } = result;
     return rest;
   }
-}
-
-/** iproute2 stopped at a line it could not carry out (rather than dying). */
-function failedLine(r: RunResult): boolean {
-  return /Command failed -:\d+/.test(r.stderr);
-}
-
-/** iproute2's `Command failed -:M`, M counted from the process's start, made exchange-relative. */
-export function renumber(stderr: string, base: number): string {
-  return stderr.replace(
-    /Command failed -:(\d+)/g,
-    (_, m: string) => `Command failed -:${Number(m) - base}`,
-  );
 }

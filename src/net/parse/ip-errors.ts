@@ -30,6 +30,13 @@ export function classifyIpError(stderr: string): NetErrorKind {
 }
 
 /**
+ * iproute2's batch bookkeeping on stderr: `Command failed -:N` after the
+ * words of each line it could not carry out, N that line's 1-based number
+ * in what the process read. This file is the one parser of it.
+ */
+const FAILED_LINE = /Command failed -:(\d+)\n?/g;
+
+/**
  * The gist of iproute2's stderr: "Error: X." or "RTNETLINK answers: X"
  * lines without the batch bookkeeping ("Command failed -:N").
  */
@@ -46,4 +53,33 @@ export function ipErrorText(stderr: string): string {
 export function failedBatchLine(stderr: string): number | undefined {
   const m = /Command failed -:(\d+)/.exec(stderr);
   return m ? Number(m[1]) - 1 : undefined;
+}
+
+/** Whether ip stopped at a line it could not carry out (rather than dying). */
+export function stoppedAtLine(stderr: string): boolean {
+  return /Command failed -:\d+/.test(stderr);
+}
+
+/** stderr up to the first failed line's bookkeeping: that failure's words alone (-force goes on). */
+export function firstFailure(stderr: string): string {
+  return /^[\s\S]*?Command failed -:\d+/.exec(stderr)?.[0] ?? stderr;
+}
+
+/** Every failed line of a `-force` batch: its 0-based index and iproute2's words for it. */
+export function failedBatchLines(stderr: string): { index: number; text: string }[] {
+  const out: { index: number; text: string }[] = [];
+  let last = 0;
+  for (const m of stderr.matchAll(FAILED_LINE)) {
+    out.push({ index: Number(m[1]) - 1, text: ipErrorText(stderr.slice(last, m.index)) });
+    last = (m.index ?? 0) + m[0].length;
+  }
+  return out;
+}
+
+/**
+ * stderr with each failed line's number N made `at(N)`: a resident ip
+ * counts lines from its start, an exchange from its own first line.
+ */
+export function renumberFailedLines(stderr: string, at: (n: number) => number): string {
+  return stderr.replace(FAILED_LINE, (whole, n: string) => whole.replace(n, String(at(Number(n)))));
 }

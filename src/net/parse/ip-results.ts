@@ -7,7 +7,7 @@
 
 import type { RunResult } from "../iproute/ip-resident";
 import { NetError, type NetErrorKind } from "../model/net-error";
-import { classifyIpError, failedBatchLine, ipErrorText } from "./ip-errors";
+import { classifyIpError, failedBatchLine, firstFailure, ipErrorText } from "./ip-errors";
 import { splitJsonDocuments } from "./json-documents";
 
 /**
@@ -60,7 +60,7 @@ export function batchDocuments(
   const index = failedBatchLine(r.stderr);
   // With -force several lines may fail: the kind is the first failure's,
   // the line the error names (the table's row order must not pick another).
-  const first = /^[\s\S]*?Command failed -:\d+/.exec(r.stderr)?.[0] ?? r.stderr;
+  const first = firstFailure(r.stderr);
   const line = index === undefined ? undefined : named[index];
   throw new IpBatchError(
     line === undefined ? undefined : index,
