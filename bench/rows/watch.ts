@@ -40,7 +40,7 @@ function percentile(xs: number[], p: number): number {
 }
 
 /** The guest's netlink events, timestamped; `settled` waits for the guest to equal the pod. */
-class GuestFollower {
+export class GuestFollower {
   private lastEvent = 0;
   private wake: (() => void) | undefined;
   readonly monitor: PodMonitor;

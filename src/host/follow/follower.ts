@@ -7,8 +7,10 @@
  *
  * Bounds: local reads of pods (ip, iptables-save, /proc/sys/net) run at
  * most {@link POD_READS_AT_ONCE} at a time node-wide, so 40 sandboxes
- * starting together do not fork 40 readers at once; calls to guests are not
- * queued behind each other (each has its own deadline).
+ * starting together do not fork 40 readers at once; the complete
+ * comparisons that follow syncs take their own {@link CHECKS_AT_ONCE}
+ * slots, so checking one guest never delays another's sync. Calls to
+ * guests are not queued behind each other (each has its own deadline).
  */
 import { Semaphore } from "../../net/iproute/semaphore";
 import { RESYNC_DEFAULTS, type ResyncConfig } from "../watch/resync-scheduler";
@@ -19,6 +21,14 @@ import { Sandbox, type SandboxView } from "./sandbox";
 
 export const DEFAULT_ROOTS: readonly string[] = ["/run/vc/sbs", "/run/kata"];
 export const POD_READS_AT_ONCE = 4;
+/** Complete comparisons (the check that makes a sandbox `equal`) at once, apart from sync reads. */
+export const CHECKS_AT_ONCE = 2;
+/**
+ * A full garbage collection this long after the last sandbox event: a
+ * burst of syncs leaves its reads' garbage behind, and an idle follower
+ * should hold only what it keeps (measured in bench/README.md).
+ */
+export const QUIET_GC_MS = 1500;
 
 /**
  * The follower's retry: as `sync --watch`'s, but the backoff stops growing
@@ -48,7 +58,9 @@ export class Follower {
   private readonly watchers: RootWatcher[] = [];
   readonly monitor: NodeMonitor;
   private readonly reads = new Semaphore(POD_READS_AT_ONCE);
+  private readonly checks = new Semaphore(CHECKS_AT_ONCE);
   private stopping = false;
+  private gcTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly o: FollowOptions) {
     this.monitor = new NodeMonitor((m) => this.note(m), o.monitor ?? "all-nsid");
@@ -85,10 +97,12 @@ export class Follower {
           emit: (e) => {
             this.o.emit(e);
             this.o.observe?.event(e);
+            this.quietGc();
           },
           timeoutMs: this.o.timeoutMs,
           resync: this.o.resync ?? FOLLOW_RESYNC,
           reads: this.reads,
+          checks: this.checks,
           changeToEqual: (ms) => this.o.observe?.changeToEqual(ms),
         });
         this.sandboxes.set(key, { sb, root });
@@ -104,6 +118,12 @@ export class Follower {
         this.o.observe?.dropped(sb.id);
       });
     }
+  }
+
+  private quietGc(): void {
+    clearTimeout(this.gcTimer);
+    this.gcTimer = setTimeout(() => Bun.gc(true), QUIET_GC_MS);
+    this.gcTimer.unref();
   }
 
   /** What /sandboxes answers, in id order. */
@@ -122,6 +142,7 @@ export class Follower {
   /** Stops everything: calls in flight get `graceMs`, then are cancelled. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.gcTimer);
     for (const w of this.watchers) w.close();
     await Promise.all([...this.sandboxes.values()].map((s) => s.sb.close(graceMs)));
     this.monitor.stop();

@@ -45,12 +45,14 @@ export async function checkGuest(
   client: AgentClient,
   pod: PodState,
   opts: { netns: string; label: string; timeoutMs: number; settle: boolean },
+  /** Runs each read (the caller's node-wide bound on reads); never held across the pause. */
+  slot: <T>(read: () => Promise<T>) => Promise<T> = (read) => read(),
 ): Promise<PodCheck> {
   let differences: string[] = [];
   const reads = opts.settle ? VERIFY_READS : 1;
   for (let read = 1; read <= reads; read++) {
     try {
-      differences = await compareOnce(client, pod, opts);
+      differences = await slot(() => compareOnce(client, pod, opts));
     } catch (err) {
       if (err instanceof NoCompleteRead) return { unchecked: err.message };
       throw err;

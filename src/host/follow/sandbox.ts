@@ -47,8 +47,10 @@ export interface SandboxDeps {
   emit(e: FollowEvent): void;
   timeoutMs: number;
   resync: ResyncConfig;
-  /** Local reads of pods (ip, iptables-save, /proc/sys) at once, node-wide. */
+  /** Local reads of pods for syncs (ip, iptables-save, /proc/sys), node-wide. */
   reads: Semaphore;
+  /** Complete comparisons, node-wide (apart, so a check never delays a sync). */
+  checks: Semaphore;
   /** A change noticed in a pod became an equal guest after `ms`. */
   changeToEqual(ms: number): void;
 }
@@ -207,13 +209,11 @@ export class Sandbox {
         ),
       drive: (client, pod) => syncPod(client, pod, { timeoutMs: this.deps.timeoutMs }),
       check: (client, pod, when) =>
-        this.deps.reads.run(() =>
-          checkGuest(client, pod, {
-            netns,
-            label,
-            timeoutMs: this.deps.timeoutMs,
-            settle: when === "after",
-          }),
+        checkGuest(
+          client,
+          pod,
+          { netns, label, timeoutMs: this.deps.timeoutMs, settle: when === "after" },
+          (read) => this.deps.checks.run(read),
         ),
       emit,
       gone: () => gone.gone(),
