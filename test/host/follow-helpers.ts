@@ -6,6 +6,7 @@
  * on a fixed socket path whose calls are logged (so Apply calls are counted
  * from the agent's own log, independently of the follower).
  */
+import { fileURLToPath } from "node:url";
 import type { SandboxView } from "../../src/host/follow/sandbox";
 import { answersCheck, NETAGENT } from "../helpers/agent";
 import type { Netns } from "../helpers/netns";
@@ -112,3 +113,6 @@ export function callsLogged(agent: Child, method: string): number {
   }
   return n;
 }
+
+/** The repository's bun, for small scripts run inside a namespace. */
+export const BUN_BIN = fileURLToPath(new URL("../../node_modules/.bin/bun", import.meta.url));

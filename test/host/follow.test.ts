@@ -100,6 +100,12 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     expect(new Date(s.lastSync as string).toISOString()).toBe(s.lastSync);
     expect(await equalNow(a)).toBe(true);
     expect(callsLogged(a.agent, "Apply")).toBe(1);
+    const metrics = await (await f.get("/metrics")).text();
+    expect(metrics).toMatch(/^netagent_follow_sandboxes\{state="equal"\} 1$/m);
+    expect(metrics).toMatch(/^netagent_follow_syncs_total\{sandbox="sbx-a"\} 1$/m);
+    expect(metrics).toMatch(/^netagent_follow_change_to_equal_seconds_count 1$/m);
+    expect(metrics).toMatch(/^netagent_follow_resident_memory_bytes [1-9]\d+$/m);
+    expect(metrics).toMatch(/^netagent_follow_children 2$/m); // ip monitor all-nsid, a's xtables-monitor
   });
 
   it("waits for a missing root and picks up a runtime-rs sandbox that appears in it", async () => {
