@@ -34,6 +34,11 @@ import { Journal, StateDirError } from "./journal/journal";
 import { bootId, netnsId, readProcStat } from "./journal/proc-stat";
 import { leadProcessGroup } from "./journal/process-group";
 import { recoverAtStart } from "./journal/recover";
+import type { PolicyGate } from "./policy/gate";
+import { guardReads } from "./policy/guard-reads";
+import { loadPolicy } from "./policy/load";
+import { PolicyError } from "./policy/schema";
+import { frontHooks, startPolicy } from "./policy/start";
 import { AGENT_REGISTRY_OPTIONS } from "./server/registry-options";
 import { AgentServer } from "./server/server";
 import { guardVsockPeers } from "./server/vsock-peers";
@@ -80,6 +85,8 @@ export interface RegistryChoices {
   session?: IpSession;
   /** Front mode: grpc.Health and GetMetrics are the upstream's (forwarded). */
   front?: boolean;
+  /** The guest's network policy (none: every valid call goes ahead). */
+  gate?: PolicyGate;
 }
 
 /**
@@ -89,27 +96,36 @@ export interface RegistryChoices {
  * upstream's answer gets netagent's metrics appended on its way back).
  */
 export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
-  const { log, metrics, ipBin = "ip", session, front = false, journal } = choices;
+  const { log, metrics, ipBin = "ip", session, front = false, journal, gate } = choices;
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue(MAX_QUEUED_WRITES, journal);
   const ip = new IpRunner({ binary: ipBin, slots: new Semaphore(MAX_IP_PROCESSES), session });
   const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS);
   if (!front) registry.register(Health, healthService);
+  const kata = {
+    ...createNetworkService({ ip, log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS, queue, gate }),
+    ...createIptablesService({
+      iptables: new IptablesRunner(),
+      log,
+      queue,
+      modulesReady: modulesReady(),
+      ...(gate ? { gate } : {}),
+    }),
+    ...(front ? {} : { getMetrics: () => ({ metrics: metrics.render() }) }),
+  };
+  const network = {
+    ...createStateService({ ip, sysctl: new SysctlFs(), log, queue, ...(gate ? { gate } : {}) }),
+    ...createLookupService({ ip, log }),
+  };
   return registry
-    .register(AgentService, {
-      ...createNetworkService({ ip, log, hotplugTimeoutMs: HOTPLUG_TIMEOUT_MS, queue }),
-      ...createIptablesService({
-        iptables: new IptablesRunner(),
-        log,
-        queue,
-        modulesReady: modulesReady(),
-      }),
-      ...(front ? {} : { getMetrics: () => ({ metrics: metrics.render() }) }),
-    })
-    .register(Network, {
-      ...createStateService({ ip, sysctl: new SysctlFs(), log, queue }),
-      ...createLookupService({ ip, log }),
-    });
+    .register(
+      AgentService,
+      guardReads(kata, gate, "grpc.AgentService", ["listInterfaces", "listRoutes", "getIPTables"]),
+    )
+    .register(
+      Network,
+      guardReads(network, gate, "netagent.v1.Network", ["get", "read", "routeGet"]),
+    );
 }
 
 /**
@@ -193,9 +209,19 @@ async function main(argv: string[]): Promise<number> {
   });
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
+  let loaded: Awaited<ReturnType<typeof loadPolicy>>;
+  try {
+    loaded = await loadPolicy(config.policy);
+  } catch (err) {
+    if (!(err instanceof PolicyError)) throw err;
+    log.error("the network policy does not parse: not starting", { error: err.message });
+    process.stderr.write(`netagent: ${err.message}\n`);
+    return 2;
+  }
   const journal = await recoverJournal(config, log);
   if (journal === undefined) return 2;
   const metrics = new AgentMetrics();
+  const policy = loaded && startPolicy(loaded, config.stateDir, log);
   const session = config.ipSession ? new IpSession(config.ipBin ?? "ip") : undefined;
   // The resident ip is started once the first call is answered (or a while
   // after listening, whichever comes first), not before: on a guest's one
@@ -213,6 +239,7 @@ async function main(argv: string[]): Promise<number> {
       metrics,
       journal,
       front: config.upstream !== undefined,
+      ...(policy ? { gate: policy.gate } : {}),
       ...(session ? { session } : {}),
       ...(config.ipBin === undefined ? {} : { ipBin: config.ipBin }),
     }),
@@ -225,7 +252,10 @@ async function main(argv: string[]): Promise<number> {
       ? {
           front: {
             upstream: config.upstream,
-            onAnswer: appendMetrics(() => metrics.render()),
+            ...frontHooks(
+              appendMetrics(() => metrics.render()),
+              policy?.watch,
+            ),
           },
         }
       : {}),

@@ -43,6 +43,8 @@ export interface ForwarderOptions {
   /** The upstream took what waited for it: held requests may start. */
   onUpstreamWritable: () => void;
   onAnswer?: AnswerHook;
+  /** Shown each forwarded request before it goes (its bytes are a view: read them now). */
+  onRequest?: (call: ForwardedCall) => void;
   /** Until it is reached, calls wait for the upstream to start (UPSTREAM_START_WAIT_MS). */
   startup: UpstreamStartup;
 }
@@ -88,6 +90,7 @@ export class Forwarder {
     const upstream = this.options.upstream.text;
     const deadline =
       request.timeoutNano === 0n ? undefined : started + Number(request.timeoutNano) / 1e6;
+    this.options.onRequest?.(call);
     const link = await this.connected(signal, deadline, started);
     let raw = call.raw;
     if (deadline !== undefined) {

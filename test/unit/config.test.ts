@@ -60,6 +60,7 @@ describe("parseArgs", () => {
       shutdownGraceMs: 5000,
       ipSession: true,
       stateDir: "/run/netagent",
+      policy: {},
     });
   });
 
@@ -124,6 +125,7 @@ describe("parseArgs", () => {
         shutdownGraceMs: 5000,
         ipSession: true,
         stateDir: "/run/netagent",
+        policy: {},
       });
     });
 
@@ -201,5 +203,19 @@ describe("the usage text", () => {
     expect(parsed.config.shutdownGraceMs).toBe(limits.SHUTDOWN_GRACE_MS);
     expect(USAGE).toContain(`unread this long (default ${limits.DEFAULT_STALL_TIMEOUT_MS})`);
     expect(USAGE).toContain(`make room for a new one (default ${limits.DEFAULT_IDLE_TIMEOUT_MS})`);
+  });
+});
+
+describe("--policy and netagent.policy=", () => {
+  const run = (argv: string[], cmdline = "") => {
+    const r = parseArgs(argv, cmdline);
+    if (r.kind !== "run") throw new Error("not run");
+    return r.config.policy;
+  };
+  it("takes the flag and the kernel command line's parameter, each an absolute path", () => {
+    expect(run(["--policy", "/etc/p.json"])).toEqual({ flag: "/etc/p.json" });
+    expect(run([], "quiet netagent.policy=/etc/q.json")).toEqual({ cmdline: "/etc/q.json" });
+    expect(() => run(["--policy", "p.json"])).toThrow(/--policy: invalid value "p.json"/);
+    expect(() => run([], "netagent.policy=q.json")).toThrow(/netagent.policy=: invalid value/);
   });
 });

@@ -45,6 +45,8 @@ export interface AgentConfig {
   idleTimeoutMs?: number;
   /** Where the change journal lives (journal.ts): a directory of root's alone. */
   stateDir: string;
+  /** The network policy's file: `--policy` and `netagent.policy=` (policy/load.ts). */
+  policy: { flag?: string; cmdline?: string };
 }
 
 export type ParsedArgs =
@@ -60,7 +62,7 @@ export class ConfigError extends Error {
 export const USAGE = `usage: netagent [--listen ADDR] [--upstream ADDR] [--log-level LEVEL] [--max-connections N]
                 [--stall-timeout-ms MS] [--idle-timeout-ms MS]
                 [--vsock-allow-cid CID[,CID...]]
-                [--ip-bin PATH] [--ip-session on|off] [--state-dir DIR]
+                [--ip-bin PATH] [--ip-session on|off] [--state-dir DIR] [--policy FILE]
 
 Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
 
@@ -85,11 +87,14 @@ Guest network agent: serves grpc.AgentService and grpc.Health over ttRPC.
   --state-dir DIR       where a change under way is recorded, to be undone by
                         the next agent should this one die (default
                         ${DEFAULT_STATE_DIR}; made 0700, refused if others may read it)
+  --policy FILE         the guest's network policy (JSON, docs/policy.md); else
+                        netagent.policy=FILE, else init data's netagent-policy,
+                        else /etc/netagent/policy.json; none: no policy
   --version, --help
 
 The kernel command line may set netagent.listen=ADDR, netagent.upstream=ADDR,
-agent.server_addr=ADDR (not read in front mode: it is the upstream agent's)
-and agent.log=LEVEL; flags win over it.
+netagent.policy=FILE, agent.server_addr=ADDR (not read in front mode: it is
+the upstream agent's) and agent.log=LEVEL; flags win over it.
 `;
 
 const LevelSchema = v.picklist(LEVELS);
@@ -120,6 +125,7 @@ interface Raw {
   ipBin?: string;
   ipSession?: string;
   stateDir?: string;
+  policy?: string;
 }
 
 /** Flags that may be given more than once (their values are collected). */
@@ -141,6 +147,8 @@ export function parseCmdline(cmdline: string): Raw {
   const netagentListen = value("netagent.listen");
   const upstream = value("netagent.upstream");
   const logLevel = value("agent.log");
+  const policy = value("netagent.policy");
+  if (policy !== undefined) raw.policy = policy;
   if (listen !== undefined) raw.listen = listen;
   if (netagentListen !== undefined) raw.netagentListen = netagentListen;
   if (upstream !== undefined) raw.upstream = upstream;
@@ -169,6 +177,7 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
         "--ip-bin": "ipBin",
         "--ip-session": "ipSession",
         "--state-dir": "stateDir",
+        "--policy": "policy",
       } as const
     )[name];
     const list = ({ "--vsock-allow-cid": "vsockAllowCid" } as const)[name];
@@ -256,6 +265,17 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       `--state-dir: invalid value ${JSON.stringify(fromFlags.stateDir)} (expected an absolute path)`,
     );
   }
+  const cmdlinePolicy = parseCmdline(cmdline).policy;
+  for (const [what, path] of [
+    ["--policy", fromFlags.policy],
+    ["netagent.policy=", cmdlinePolicy],
+  ] as const) {
+    if (path !== undefined && !path.startsWith("/")) {
+      throw new ConfigError(
+        `${what}: invalid value ${JSON.stringify(path)} (expected an absolute path)`,
+      );
+    }
+  }
   let vsockAllowCids: Set<number> | undefined;
   if (lists.vsockAllowCid.length > 0) {
     if (listen.kind !== "vsock") {
@@ -278,6 +298,10 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       shutdownGraceMs: SHUTDOWN_GRACE_MS,
       ipSession: fromFlags.ipSession !== "off",
       stateDir: fromFlags.stateDir ?? DEFAULT_STATE_DIR,
+      policy: {
+        ...(fromFlags.policy === undefined ? {} : { flag: fromFlags.policy }),
+        ...(cmdlinePolicy === undefined ? {} : { cmdline: cmdlinePolicy }),
+      },
       ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
       ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
       ...(fromFlags.ipBin === undefined ? {} : { ipBin: fromFlags.ipBin }),

@@ -21,6 +21,7 @@ import { type AnswerHook, Forwarder, type UpstreamStartup } from "../../front/fo
 import type { UpstreamAddress } from "../../front/upstream-address";
 import type { ByteChannel, ChannelSink, Listener } from "../../transport/channel";
 import { Code, codeName, TtrpcError } from "../../ttrpc/codes";
+import type { ForwardedCall } from "../../ttrpc/forward";
 import { type CallInfo, ServerConnection } from "../../ttrpc/server-connection";
 import type { ServiceRegistry } from "../../ttrpc/service";
 import {
@@ -48,7 +49,11 @@ export interface AgentServerOptions {
   /** Calls one connection may run at once. */
   maxCallsPerConnection?: number;
   /** Front mode: calls the registry does not serve go to this upstream. */
-  front?: { upstream: UpstreamAddress; onAnswer?: AnswerHook };
+  front?: {
+    upstream: UpstreamAddress;
+    onAnswer?: AnswerHook;
+    onRequest?: (call: ForwardedCall) => void;
+  };
   /** Told about every answered call (metrics). */
   onCall?: (info: CallInfo) => void;
 }
@@ -100,6 +105,7 @@ export class AgentServer {
             onUpstreamWritable: () => conn.writable(),
             startup: this.startup,
             ...(front.onAnswer ? { onAnswer: front.onAnswer } : {}),
+            ...(front.onRequest ? { onRequest: front.onRequest } : {}),
           });
     const conn: ServerConnection = new ServerConnection({
       registry,

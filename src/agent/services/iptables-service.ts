@@ -31,6 +31,8 @@ import { Code, TtrpcError } from "../../ttrpc/codes";
 import type { ServiceImpl } from "../../ttrpc/service";
 import { noteRollback } from "../apply/rollbacks";
 import type { SerialQueue } from "../apply/serial-queue";
+import { askPacketFilter } from "../policy/ask";
+import type { PolicyGate } from "../policy/gate";
 import type { ModulesWait } from "./modules-ready";
 
 export interface IptablesServiceOptions {
@@ -40,6 +42,8 @@ export interface IptablesServiceOptions {
   queue: SerialQueue;
   /** Resolves once the netfilter modules are loaded (modules-ready.ts); default: at once. */
   modulesReady?: ModulesWait;
+  /** The guest's network policy (none: every valid call goes ahead). */
+  gate?: PolicyGate;
 }
 
 /** The tools read bytes; latin1 maps each byte to one character, so lines and offsets hold. */
@@ -104,6 +108,7 @@ export function createIptablesService(
         } catch (err) {
           throw inputError(err);
         }
+        options.gate?.admit(askPacketFilter());
         const before = splitTables(
           bytesText(await iptables.save(family, { counters: true, signal: ctx.signal })),
         );

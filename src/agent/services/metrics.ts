@@ -14,6 +14,7 @@ import { startedCounts } from "../../process/started";
 import { codeName } from "../../ttrpc/codes";
 import type { CallInfo } from "../../ttrpc/server-connection";
 import { rollbackCounts } from "../apply/rollbacks";
+import { refusalLines } from "../policy/refusals";
 
 /** Distinct service/method pairs kept apart in the call metrics. */
 export const MAX_CALL_SERIES = 128;
@@ -134,6 +135,7 @@ export class AgentMetrics {
       ...rollbackCounts().map(
         (r) => `netagent_rollbacks_total{what="${r.kind}",result="${r.result}"} ${r.count}`,
       ),
+      ...refusalLines(),
     );
     return `${out.join("\n")}\n`;
   }

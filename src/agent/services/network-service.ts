@@ -21,6 +21,8 @@ import { applyRoutePlan } from "../apply/apply-routes";
 import { restoreNeighbours } from "../apply/restore-neighbours";
 import { SerialQueue } from "../apply/serial-queue";
 import { neighboursChange, routesChange } from "../journal/change-record";
+import { askInterface, askNeighbours, askRoutes } from "../policy/ask";
+import type { PolicyGate } from "../policy/gate";
 import { validateInterface, validateNeighbors } from "../validate/validate";
 import { validateRoutes } from "../validate/validate-routes";
 import { VALIDATE_WHILE_READING, validateWhileReading } from "../validate/validate-while-reading";
@@ -37,12 +39,14 @@ export interface NetworkServiceOptions {
   pollMs?: number;
   /** The write queue, when other services' changes must be serialised with these. */
   queue?: SerialQueue;
+  /** The guest's network policy (none: every valid call goes ahead). */
+  gate?: PolicyGate;
 }
 
 export function createNetworkService(
   options: NetworkServiceOptions,
 ): ServiceImpl<typeof AgentService> {
-  const { ip, log } = options;
+  const { ip, log, gate } = options;
   const pollMs = options.pollMs ?? 50;
   const queue = options.queue ?? new SerialQueue();
   const memo = new NoChangeMemo();
@@ -102,6 +106,8 @@ export function createNetworkService(
         log.warn("IPv6 is disabled in the guest: IPv6 addresses skipped", { hwAddr: spec.mac });
         spec.addresses = spec.addresses.filter((a) => a.family === 4);
       }
+      // A NIC the policy does not name is refused before any wait for it.
+      gate?.precheck(askInterface(spec));
       const giveUp = hotplugGiveUp(ctx);
       for (;;) {
         // The link is looked for inside the queue (one read when it is
@@ -110,6 +116,7 @@ export function createNetworkService(
           const state = await ip.readLinks({ signal: ctx.signal });
           const link = state.links.find((l) => l.mac === spec.mac);
           if (!link) return undefined;
+          gate?.admit(askInterface(spec, link), state);
           const now = await applyLink(ip, log, spec, state, link, ctx.signal, queue);
           return linkToProto(now, spec.devicePath);
         }, ctx.signal);
@@ -148,6 +155,7 @@ export function createNetworkService(
           kernel: impliedKernelRoutes(state.links),
           keepLinkless: true,
         });
+        gate?.admit(askRoutes(desired, ops.length > 0), state);
         // Nothing to apply: the table just read is the result (one process
         // for the common periodic no-change sync); else the batch reads back.
         if (ops.length === 0) {
@@ -181,6 +189,7 @@ export function createNetworkService(
       return queue.run(async () => {
         const state = await ip.readLinksAndNeighbors({ signal: ctx.signal });
         requireDevices(state, "neighbors", specs);
+        gate?.admit(askNeighbours(specs, state.neighbors), state);
         const lines = specs.map(renderNeighborReplace);
         queue.record(() => neighboursChange(state.neighbors, specs));
         try {

@@ -9,7 +9,7 @@ import { create } from "@bufbuild/protobuf";
 import type { Logger } from "../../common/log";
 import { type ApplyRequest, LeftOutSchema, type Network } from "../../gen/network_pb";
 import type { IpRunner } from "../../net/iproute/ip-runner";
-import type { Sysctl } from "../../net/model/full-state";
+import type { FullState, Sysctl } from "../../net/model/full-state";
 import type { ApplyPlan } from "../../net/plan/plan-apply";
 import type { SysctlFs } from "../../net/sysctl/sysctl-fs";
 import { isManagedLink } from "../../net/vocabulary/links";
@@ -18,6 +18,8 @@ import { stateToWire } from "../../wire/state-map";
 import { writePlanAhead } from "../../wire/state-writer";
 import { applyState } from "../apply/apply-state";
 import type { SerialQueue } from "../apply/serial-queue";
+import { askApply } from "../policy/ask";
+import type { PolicyGate } from "../policy/gate";
 import { validateApply } from "../validate/validate-state";
 import { VALIDATE_WHILE_READING, validateWhileReading } from "../validate/validate-while-reading";
 
@@ -27,6 +29,8 @@ export interface StateServiceOptions {
   log: Logger;
   /** The write queue shared with grpc.AgentService: one writer at a time. */
   queue: SerialQueue;
+  /** The guest's network policy (none: every valid call goes ahead). */
+  gate?: PolicyGate;
 }
 
 const isLarge = (request: ApplyRequest) =>
@@ -41,6 +45,10 @@ export function planText(plan: ApplyPlan): string[] {
     ...plan.sysctls.map((s) => `sysctl ${s.key}=${s.value}`),
   ];
 }
+
+/** Whether a plan changes anything. */
+const planChanges = (plan: ApplyPlan) =>
+  plan.batch6First.length + plan.batch.length + plan.batch6.length + plan.sysctls.length > 0;
 
 export function createStateService(options: StateServiceOptions): ServiceImpl<typeof Network> {
   const { ip, sysctl, log, queue } = options;
@@ -74,13 +82,29 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
           desired = checked.valid;
           firstRead = checked.reading;
         }
+        // NICs and everything else the policy names are judged before the
+        // links are looked for; the phase and the guest's rules once planned (admit).
+        options.gate?.precheck(askApply(desired, run.exact, false));
         // The answer's plan lines, listed and written while ip runs the batch.
         let ahead: { plan: ApplyPlan; lines: string[] } | undefined;
         const batchRunning = (plan: ApplyPlan) => {
           ahead = { plan, lines: planText(plan) };
           writePlanAhead(ahead.lines);
         };
-        const deps = { ip, sysctl, log, record: queue.record.bind(queue), firstRead, batchRunning };
+        const checked = desired;
+        const admit = options.gate
+          ? (before: FullState, plan: ApplyPlan) =>
+              options.gate?.admit(askApply(checked, run.exact, planChanges(plan)), before)
+          : undefined;
+        const deps = {
+          ip,
+          sysctl,
+          log,
+          record: queue.record.bind(queue),
+          firstRead,
+          batchRunning,
+          ...(admit ? { admit } : {}),
+        };
         const { state, plan, leftOut } = await applyState(deps, desired, run);
         const sysctls = [...state.sysctls].map(([key, value]) => ({ key, value }));
         return {

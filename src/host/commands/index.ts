@@ -6,6 +6,7 @@ import { call, check, version } from "./health";
 import { iptables } from "./iptables";
 import { listInterfaces, listRoutes } from "./list";
 import { plan } from "./plan";
+import { policy } from "./policy";
 import { routeGet } from "./route-get";
 import { sync } from "./sync";
 import { addNeighbors, updateInterface, updateRoutes } from "./update";
@@ -17,6 +18,7 @@ export const COMMANDS: readonly Command[] = [
   sync,
   diff,
   plan,
+  policy,
   routeGet,
   listInterfaces,
   listRoutes,
