@@ -61,6 +61,13 @@ async function guestSnapshot(ns: Netns): Promise<string> {
   return [...json, sysctl, filter].join("\n");
 }
 
+/** Where two snapshots part, with some context. */
+function firstDifference(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return `${JSON.stringify(a.slice(Math.max(0, i - 120), i + 80))} became ${JSON.stringify(b.slice(Math.max(0, i - 120), i + 80))}`;
+}
+
 describe("a policy that does not parse", () => {
   it("stops the agent with exit 2 naming the field, before it listens", () => {
     const d = tempDir("netagent-policy-bad-");

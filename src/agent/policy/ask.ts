@@ -72,6 +72,7 @@ export function askNeighbours(
       lladdr: s.lladdr,
       dev: s.dev,
       state: s.nud,
+      flags: [...(s.router ? ["router"] : []), ...(s.externLearned ? ["extern_learn"] : [])],
     })),
     changes: !specs.every(has),
   };
@@ -106,6 +107,12 @@ export function askApply(desired: DesiredState, exact: boolean, changes: boolean
       lladdr: n.lladdr,
       dev: n.dev,
       state: isProxy(n) ? "proxy" : "permanent",
+      flags: [
+        ...(n.router ? ["router"] : []),
+        ...((n.attrs ?? []).some(([k, v]) => k === "extern_learn" && v === "on")
+          ? ["extern_learn"]
+          : []),
+      ],
     })),
     sysctls: { field: "desired.sysctls", list: desired.sysctls },
     changes,

@@ -7,7 +7,7 @@
  */
 import type { Nexthop, Route } from "../../net/model/model";
 import { DEFAULT_RULES, type Rule } from "../../net/plan/rules";
-import { type CompiledPolicy, refuse } from "./compiled";
+import { type CompiledPolicy, isLoopback, refuse } from "./compiled";
 import type { PolicyRequest, Refusal } from "./request";
 import type { SCOPES } from "./schema";
 
@@ -54,7 +54,10 @@ export function checkRoutes(
     }
     const bad = checkPaths(c, f, r, objects);
     if (bad) return bad;
-    if (r.prefsrc !== undefined && !c.addresses[r.family].hasAddress(r.prefsrc)) {
+    if (
+      r.prefsrc !== undefined &&
+      (isLoopback(r.prefsrc) || !c.addresses[r.family].hasAddress(r.prefsrc))
+    ) {
       return refuse(
         "routes.sources",
         `${f}.source`,

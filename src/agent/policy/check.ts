@@ -7,7 +7,7 @@
  */
 import { parseSysctlKey } from "../../net/sysctl/sysctl-keys";
 import { checkRoutes, checkRules } from "./check-routes";
-import { type CompiledPolicy, refuse } from "./compiled";
+import { type CompiledPolicy, isLoopback, refuse } from "./compiled";
 import type { LinkAsk, NeighbourAsk, PolicyCurrent, PolicyRequest, Refusal } from "./request";
 import type { Kind } from "./schema";
 
@@ -221,7 +221,7 @@ function checkNeighbour(c: CompiledPolicy, n: NeighbourAsk): Refusal | undefined
       `is not one of ${listText(c.names)}`,
     );
   }
-  if (!c.neighbourIps.hasAddress(n.ip)) {
+  if (isLoopback(n.ip) || !c.neighbourIps.hasAddress(n.ip)) {
     return refuse(
       "neighbours.ips",
       `${n.field}.address`,
@@ -235,6 +235,15 @@ function checkNeighbour(c: CompiledPolicy, n: NeighbourAsk): Refusal | undefined
       `${n.field}.lladdr`,
       n.lladdr,
       `is not one of ${listText(c.lladdrs)}`,
+    );
+  }
+  const flag = n.flags.find((f) => !(p.flags as readonly string[]).includes(f));
+  if (flag !== undefined) {
+    return refuse(
+      "neighbours.flags",
+      `${n.field}.flags`,
+      flag,
+      `is not one of ${listText(p.flags)}`,
     );
   }
   if (!(p.states as readonly string[]).includes(n.state)) {

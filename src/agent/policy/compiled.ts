@@ -52,3 +52,8 @@ export const refuse = (rule: string, field: string, value: unknown, why: string)
   value: typeof value === "string" ? value : JSON.stringify(value),
   why,
 });
+
+/** 127.0.0.0/8 or ::1: never a route's source or a neighbour under any policy (as genpolicy's rules). */
+export function isLoopback(ip: string): boolean {
+  return /^127\./.test(ip) || ip === "::1";
+}

@@ -36,6 +36,8 @@ export interface NeighbourAsk {
   dev: string;
   /** NUD state name, lower-case (`permanent`, `reachable`, ...) or `proxy`. */
   state: string;
+  /** `router`, `extern_learn` when set. */
+  flags: readonly string[];
 }
 
 /** The parts of a call the policy judges; a part left out is not touched by the call. */

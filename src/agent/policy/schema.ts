@@ -48,6 +48,7 @@ export const NEIGHBOUR_STATES = [
   "none",
   "proxy",
 ] as const;
+export const NEIGHBOUR_FLAGS = ["router", "extern_learn"] as const;
 /** What the running phase may still change (phases.running). */
 export const KINDS = [
   "interfaces",
@@ -113,6 +114,8 @@ export const PolicySchema = v.strictObject({
       ips: v.optional(List(Cidr), []),
       lladdrs: v.optional(AnyOr(Mac), []),
       states: v.optional(List(v.picklist(NEIGHBOUR_STATES)), ["permanent"]),
+      /** Entry flags that may be set. */
+      flags: v.optional(List(v.picklist(NEIGHBOUR_FLAGS)), ["router"]),
     }),
     {},
   ),

@@ -14,12 +14,14 @@ import { readPodRules } from "../pod/iptables-pod";
 import type { SyncRequests } from "../pod/pod-requests";
 import { defaultFor, readFreshDefaults } from "../pod/pod-state";
 import { CniConfigError, policyForCniConfig } from "../policy/policy-from-cni-config";
+import { GenpolicyError, policyForGenpolicy } from "../policy/policy-from-genpolicy";
 import { policyForState } from "../policy/policy-from-pod";
 import { applyRequestFor } from "../sync/drive-state";
 import { type Command, parseFlags, readInput, UsageError } from "./common";
 import { podSource } from "./pod-source";
 
 const HELP = `usage: netagentctl policy --netns NAME|PATH | --cni-result FILE | --cni-config FILE
+                         | --genpolicy-settings FILE
 
 Prints (JSON) the guest network policy for a pod, to give the agent with
 --policy, netagent.policy= or the pod's init data entry netagent-policy:
@@ -32,6 +34,11 @@ Prints (JSON) the guest network policy for a pod, to give the agent with
   --cni-config FILE    the policy for every pod of a CNI network (a network
                        configuration list): prefixes from its IPAM ranges
                        and routes, MACs and names open
+  --genpolicy-settings FILE
+                       the policy admitting what the network rules of Kata's
+                       genpolicy admit, from its settings file
+                       (request_defaults); a deny list netagent cannot say
+                       is refused
 
 Exit codes: 0 written; 1 the pod could not be read; 2 usage or bad input.
 `;

@@ -114,7 +114,12 @@ export function policyForCniConfig(text: string): Policy {
       scopes: ["universe", "link", "host"],
     },
     rules: { allowed: sbr, tables: sbr ? SBR_TABLES : [] },
-    neighbours: { ips: [...subnets, LINK_LOCAL6], lladdrs: "any", states: ["permanent"] },
+    neighbours: {
+      ips: [...subnets, LINK_LOCAL6],
+      lladdrs: "any",
+      states: ["permanent"],
+      flags: ["router"],
+    },
     sysctls,
     packetFilter: false,
     reads: true,

@@ -94,6 +94,14 @@ export function policyForState(desired: DesiredState, options: PodPolicyOptions 
       states: desired.neighbors.some((n) => n.lladdr === "")
         ? ["permanent", "proxy"]
         : ["permanent"],
+      flags: [
+        ...(desired.neighbors.some((n) => n.router) ? (["router"] as const) : []),
+        ...(desired.neighbors.some((n) =>
+          (n.attrs ?? []).some(([k, v]) => k === "extern_learn" && v === "on"),
+        )
+          ? (["extern_learn"] as const)
+          : []),
+      ],
     },
     sysctls,
     packetFilter: options.packetFilter ?? false,
