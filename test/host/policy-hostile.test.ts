@@ -155,8 +155,9 @@ describe("a hostile host against a guest under its pod's generated policy", () =
       rows.push(`| ${h.name} | ${rule} | ${unchanged ? "yes" : "NO"} |`);
       const code = h.rule === "validation" ? Code.INVALID_ARGUMENT : Code.PERMISSION_DENIED;
       if (rule !== h.rule || result?.code !== code || !unchanged) {
+        const where = unchanged ? "" : `: ${firstDifference(before, after)}`;
         wrong.push(
-          `${h.name}: ${rule} (${result?.code} ${result?.message}), unchanged ${unchanged}`,
+          `${h.name}: ${rule} (${result?.code} ${result?.message}), unchanged ${unchanged}${where}`,
         );
       }
     }
@@ -167,6 +168,43 @@ describe("a hostile host against a guest under its pod's generated policy", () =
     ]);
     const text = Buffer.from(metrics?.results?.[0]?.payload ?? "", "hex").toString("latin1");
     expect(text).toMatch(/netagent_policy_refusals_total\{rule="routes\.gateways"\} [1-9]/);
+  });
+
+  it("the policy of every pod of its CNI network (--cni-config) admits the pod's sync too", async () => {
+    const conf = dir.join("ptp.conflist");
+    writeFileSync(
+      conf,
+      JSON.stringify({
+        cniVersion: "1.0.0",
+        name: "t",
+        plugins: [
+          {
+            type: "ptp",
+            ipMasq: false,
+            ipam: {
+              type: "host-local",
+              subnet: "10.248.246.144/28",
+              routes: [{ dst: "0.0.0.0/0" }],
+            },
+          },
+        ],
+      }),
+    );
+    const out = await ctl(["policy", "--cni-config", conf]);
+    expect(out.code, out.stderr).toBe(0);
+    const network = dir.join("network.json");
+    writeFileSync(network, out.stdout);
+    await guest.agent.stop();
+    (guest as unknown as { agent: RunningAgent }).agent = await guest.ns.startAgent([
+      "--policy",
+      network,
+    ]);
+    for (const kata of [[], ["--kata"]]) {
+      const sync = await ctl(["--addr", guest.addr, "sync", ...kata, "--netns", podName()]);
+      expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+      const diff = await ctl(["--addr", guest.addr, "diff", ...kata, "--netns", podName()]);
+      expect(diff.stdout).toContain("verdict: EQUAL");
+    }
   });
 
   it("the running phase: a sync that changes nothing goes, one that removes a route is refused", async () => {

@@ -82,18 +82,31 @@ export const policy: Command = {
       "--netns": "value",
       "--cni-result": "value",
       "--cni-config": "value",
+      "--genpolicy-settings": "value",
     });
     const config = flags["--cni-config"];
+    const settings = flags["--genpolicy-settings"];
+    const sources = ["--netns", "--cni-result", "--cni-config", "--genpolicy-settings"];
+    if (sources.filter((f) => flags[f] !== undefined).length !== 1) {
+      throw new UsageError(`give exactly one of ${sources.join(", ")}`);
+    }
     let out: unknown;
-    if (typeof config === "string") {
-      if (flags["--netns"] !== undefined || flags["--cni-result"] !== undefined) {
-        throw new UsageError("give exactly one of --netns, --cni-result and --cni-config");
+    if (typeof settings === "string") {
+      try {
+        out = policyForGenpolicy(readInput("--genpolicy-settings", settings));
+      } catch (err) {
+        if (err instanceof GenpolicyError) {
+          throw new UsageError(`--genpolicy-settings ${settings}: ${err.message}`);
+        }
+        throw err;
       }
+    } else if (typeof config === "string") {
       try {
         out = policyForCniConfig(readInput("--cni-config", config));
       } catch (err) {
-        if (err instanceof CniConfigError)
+        if (err instanceof CniConfigError) {
           throw new UsageError(`--cni-config ${config}: ${err.message}`);
+        }
         throw err;
       }
     } else {
