@@ -110,6 +110,13 @@ function invalid(desired: Record<string, unknown>): TtrpcError {
 }
 
 describe("validateApply", () => {
+  it("checks an MTU with the Kata validators' words; 0 is the kernel's default", () => {
+    const mtu = (m: number) => invalid({ interfaces: [{ mac: "02:00:00:00:00:01", mtu: m }] });
+    expect(mtu(20).message).toBe("desired.interfaces[0].mtu: 20 is below 68");
+    expect(mtu(65536).message).toBe("desired.interfaces[0].mtu: 65536 is above 65535");
+    expect(() => mtu(0)).toThrow("accepted");
+  });
+
   it("names the field and the value", () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ interfaces: [{ mac: "zz" }] }, 'desired.interfaces[0].mac: "zz"'],

@@ -1,11 +1,19 @@
 /**
- * The field checks every request validator shares: link names, MACs, MTUs,
- * addresses of a family, the family of an entry. Each failure is
- * INVALID_ARGUMENT naming the field and the value.
+ * The field checks every request validator shares, Kata's and
+ * netagent.v1's: link names, MACs, MTUs, addresses and CIDRs of a family,
+ * the family of an entry, list bounds. Each failure is INVALID_ARGUMENT
+ * naming the field and the value.
  */
 import * as v from "valibot";
 import { IPFamily } from "../../gen/types_pb";
-import { type Family, type ParsedIp, parseIp } from "../../net/model/address";
+import {
+  type Family,
+  maxPrefix,
+  networkText,
+  type ParsedIp,
+  parseIp,
+  parsePrefix,
+} from "../../net/model/address";
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import { quote } from "../../ttrpc/quote";
 
@@ -61,6 +69,11 @@ export function validateMtu(field: string, value: number): number {
   return check(MtuSchema, field, value);
 }
 
+/** An MTU of 68-65535, or 0 (netagent.v1: "the kernel's default"). */
+export function mtuOrZero(field: string, value: number): number {
+  return value === 0 ? 0 : validateMtu(field, value);
+}
+
 /** An address, of `family` when one is given. */
 export function validIp(field: string, value: string, family?: Family): ParsedIp {
   const parsed = parseIp(value);
@@ -71,19 +84,20 @@ export function validIp(field: string, value: string, family?: Family): ParsedIp
   return parsed;
 }
 
-export function protoFamily(field: string, value: number): Family {
+/** A Kata message's family (types.IPFamily: 0 = v4, 1 = v6) as 4 or 6. */
+export function familyFromProto(field: string, value: number): Family {
   if (value === IPFamily.v4) return 4;
   if (value === IPFamily.v6) return 6;
   throw invalid(field, value, "is not a family (0 = v4, 1 = v6)");
 }
 
 /**
- * The family of an entry: from its addresses when it has any (the field
+ * The family of a Kata entry: from its addresses when it has any (the field
  * defaults to v4, so an old runtime's IPv6 routes arrive as "v4"); an
  * explicit v6 with IPv4 addresses is an error.
  */
 export function resolveFamily(field: string, declared: number, addresses: string[]): Family {
-  const fam = protoFamily(`${field}.family`, declared);
+  const fam = familyFromProto(`${field}.family`, declared);
   const seen = addresses.filter(Boolean).map((a) => (a.includes(":") ? 6 : 4));
   return settleFamily(field, fam, seen[0]);
 }
@@ -94,4 +108,38 @@ export function settleFamily(field: string, fam: Family, first: Family | undefin
   if (fam === 6 && first === 4)
     throw invalid(`${field}.family`, "v6", "does not match its IPv4 addresses");
   return first;
+}
+
+/** A CIDR of `family` in canonical form (host bits cleared); a bare address is a host route. */
+export function cidr(field: string, value: string, family: Family): string {
+  const [addr = "", len, extra] = value.split("/");
+  if (extra !== undefined) throw invalid(field, value, "is not a CIDR");
+  // The whole value is quoted, not only its address part.
+  const a = parseIp(addr);
+  if (typeof a === "string") throw invalid(field, value, `is not a valid CIDR: ${a}`);
+  if (a.family !== family)
+    throw invalid(field, value, `is IPv${a.family} in an IPv${family} entry`);
+  const prefix = len === undefined ? maxPrefix(family) : parsePrefix(len, family);
+  if (typeof prefix === "string") throw invalid(field, value, prefix);
+  return `${networkText(a.bytes, prefix)}/${prefix}`;
+}
+
+/**
+ * The family of a netagent.v1 entry (0 = from its addresses, 4, 6): from
+ * the first address given, which an explicit family must match.
+ */
+export function stateFamily(field: string, declared: number, probes: string[]): Family {
+  if (declared !== 0 && declared !== 4 && declared !== 6)
+    throw invalid(field, declared, "is not a family (0 = from the addresses, 4, 6)");
+  const first = probes.find(Boolean);
+  const seen: Family | undefined = first ? (first.includes(":") ? 6 : 4) : undefined;
+  if (seen !== undefined && declared !== 0 && seen !== declared)
+    throw invalid(field, declared, `does not match its IPv${seen} addresses`);
+  return seen ?? (declared === 6 ? 6 : 4);
+}
+
+/** `list` when it has at most `max` entries. */
+export function bounded<T>(field: string, list: readonly T[], max: number): readonly T[] {
+  if (list.length > max) throw invalid(field, list.length, `entries: at most ${max} are accepted`);
+  return list;
 }

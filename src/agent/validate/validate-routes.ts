@@ -29,7 +29,7 @@ import {
   RTNH_F_ONLINK,
   SCOPE_UNIVERSE,
 } from "../../net/vocabulary/routes";
-import { invalid, protoFamily, validateMtu, validateName, validIp } from "./validate-fields";
+import { familyFromProto, invalid, validateMtu, validateName, validIp } from "./validate-fields";
 
 /** `routes[i].name`, built only when an error names it. */
 const at = (i: number, name: string) => `routes[${i}].${name}`;
@@ -111,7 +111,7 @@ export function validateRoutes(routes: readonly ProtoRoute[]): Route[] {
         ? 4
         : r.family === IPFamily.v6
           ? 6
-          : protoFamily(at(i, "family"), r.family);
+          : familyFromProto(at(i, "family"), r.family);
     const first =
       prefixFamily(r.dest) ??
       (r.gateway === "" ? undefined : r.gateway.includes(":") ? 6 : 4) ??

@@ -26,10 +26,17 @@ import {
 } from "../../net/vocabulary/routes";
 import { ROUTE_TYPE_NAMES } from "../../wire/state-map";
 import { attrsFromWire } from "./validate-attrs";
-import { invalid, validateName } from "./validate-fields";
+import {
+  bounded,
+  cidr,
+  invalid,
+  mtuOrZero,
+  stateFamily,
+  validateName,
+  validIp,
+} from "./validate-fields";
 import { sameKey, twinOf } from "./validate-route-twins";
 import { PlainChecks, plainRoute } from "./validate-state-fast";
-import { bounded, cidr, family, ip, mtu } from "./validate-values";
 
 /** Bounds of the route part of a request (README, Limits). */
 export const ROUTE_LIMITS = {
@@ -44,7 +51,7 @@ const MAX_WEIGHT = 256;
 
 function gatewayOf(f: string, value: string, fam: Family): string | undefined {
   // An IPv4 route may go via an IPv6 gateway (RFC 5549); an IPv6 one only via IPv6.
-  const gw = value ? ip(f, value, fam === 6 ? 6 : undefined) : undefined;
+  const gw = value ? validIp(f, value, fam === 6 ? 6 : undefined) : undefined;
   if (gw && (gw.family === 4 ? gw.bytes[0] === 127 : gw.text === "::1"))
     throw invalid(f, value, "is a loopback address (no gateway)");
   if (gw && (gw.family === 4 ? (gw.bytes[0] as number) >= 224 : gw.bytes[0] === 0xff))
@@ -69,7 +76,7 @@ export function routeFromWire(f: string, r: WireRoute): Route {
   if (type === undefined) throw invalid(`${f}.type`, r.type, "is not a route type (0-9)");
   const hopGateways = r.hops.map((h) => h.gateway);
   // The gateways tell the family only of a route that says nothing else (IPv4 may go via IPv6).
-  const fam = family(`${f}.family`, r.family, [
+  const fam = stateFamily(`${f}.family`, r.family, [
     r.dest.split("/")[0] as string,
     r.source,
     r.from.split("/")[0] as string,
@@ -77,7 +84,7 @@ export function routeFromWire(f: string, r: WireRoute): Route {
   ]);
   const dst = r.dest === "" ? defaultDst(fam) : cidr(`${f}.dest`, r.dest, fam);
   const gateway = gatewayOf(`${f}.gateway`, r.gateway, fam);
-  const prefsrc = r.source ? ip(`${f}.source`, r.source, fam).text : undefined;
+  const prefsrc = r.source ? validIp(`${f}.source`, r.source, fam).text : undefined;
   if (r.device !== "") validateName(`${f}.device`, r.device);
   if (!isManagedLink(r.device)) throw invalid(`${f}.device`, r.device, "is not managed (loopback)");
   bounded(`${f}.hops`, r.hops, ROUTE_LIMITS.hops);
@@ -126,7 +133,7 @@ export function routeFromWire(f: string, r: WireRoute): Route {
   if (r.from && fam === 4) throw invalid(`${f}.from`, r.from, "is given for an IPv4 route");
   const from = r.from ? cidr(`${f}.from`, r.from, 6) : undefined;
   const attrList = attrsFromWire(f, r.attrs, ROUTE_ATTRS, fam);
-  const routeMtu = mtu(`${f}.mtu`, r.mtu);
+  const routeMtu = mtuOrZero(`${f}.mtu`, r.mtu);
   for (const name of attrList ? lockedNames(attrList) : []) {
     const set = name === "mtu" ? routeMtu !== 0 : attrList?.some(([n]) => n === name);
     if (!set) throw invalid(`${f}.attrs`, "lock", `names ${name}, which the route does not set`);
@@ -167,7 +174,7 @@ export function nexthopFromWire(f: string, n: WireNexthop): Nexthop {
   const isGroup = n.group.length > 0;
   if (n.family !== 0 && n.family !== 4 && n.family !== 6)
     throw invalid(`${f}.family`, n.family, "is not a family (0 = from the gateway, 4, 6)");
-  const gw = n.gateway ? ip(`${f}.gateway`, n.gateway) : undefined;
+  const gw = n.gateway ? validIp(`${f}.gateway`, n.gateway) : undefined;
   if (gw && n.family !== 0 && gw.family !== n.family)
     throw invalid(`${f}.gateway`, n.gateway, `is IPv${gw.family} in an IPv${n.family} entry`);
   if (n.device !== "") {

@@ -27,12 +27,20 @@ import { RULE_ACTION_ATTRS } from "../../net/vocabulary/rule-attrs";
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import { RULE_ACTION_NAMES } from "../../wire/state-map";
 import { ATTR_LIMITS, attrsFromWire } from "./validate-attrs";
-import { invalid, validateMac, validateName } from "./validate-fields";
+import {
+  bounded,
+  cidr,
+  invalid,
+  mtuOrZero,
+  stateFamily,
+  validateMac,
+  validateName,
+  validIp,
+} from "./validate-fields";
 import { desiredAddress, linkAttrs } from "./validate-link-attrs";
 import { ruleAttrs } from "./validate-rule-attrs";
 import { ROUTE_LIMITS, routesFromWire } from "./validate-state-routes";
 import { boundTuntaps, desiredTuntap, TUNTAP_LIMIT } from "./validate-tuntap";
-import { bounded, cidr, family, ip, mtu } from "./validate-values";
 
 export const LIMITS = {
   interfaces: 256,
@@ -48,7 +56,7 @@ export const LIMITS = {
 function rule(f: string, r: WireRule): Rule {
   const action = RULE_ACTION_NAMES[r.action];
   if (action === undefined) throw invalid(`${f}.action`, r.action, "is not a rule action (0-3)");
-  const fam = family(`${f}.family`, r.family, [
+  const fam = stateFamily(`${f}.family`, r.family, [
     r.from.split("/")[0] as string,
     r.to.split("/")[0] as string,
   ]);
@@ -100,7 +108,7 @@ export function validateApply(request: ApplyRequest): DesiredState {
     const seen = new Set<string>();
     const addresses = i.addresses.map((a, k) => {
       const af = `${f}.addresses[${k}]`;
-      const p = ip(`${af}.address`, a.address);
+      const p = validIp(`${af}.address`, a.address);
       if (a.prefix > maxPrefix(p.family))
         throw invalid(`${af}.prefix`, a.prefix, `is above ${maxPrefix(p.family)}`);
       if (p.bytes.every((b) => b === 0))
@@ -113,7 +121,7 @@ export function validateApply(request: ApplyRequest): DesiredState {
     links.push({
       mac,
       name: i.name,
-      mtu: mtu(`${f}.mtu`, i.mtu),
+      mtu: mtuOrZero(`${f}.mtu`, i.mtu),
       noarp: i.noarp,
       up: i.up,
       addresses,
@@ -134,7 +142,7 @@ export function validateApply(request: ApplyRequest): DesiredState {
     LIMITS.neighbors,
   ).map((x, n) => {
     const f = `desired.neighbors[${n}]`;
-    const p = ip(`${f}.address`, x.address);
+    const p = validIp(`${f}.address`, x.address);
     validateName(`${f}.device`, x.device);
     if (!isManagedLink(x.device))
       throw invalid(`${f}.device`, x.device, "is not managed (loopback)");

@@ -6,8 +6,15 @@
  */
 
 import { attrsFromWire } from "../../../src/agent/validate/validate-attrs";
-import { invalid, validateName } from "../../../src/agent/validate/validate-fields";
-import { bounded, cidr, family, ip, mtu } from "../../../src/agent/validate/validate-values";
+import {
+  bounded,
+  cidr,
+  stateFamily as family,
+  invalid,
+  validIp as ip,
+  mtuOrZero as mtu,
+  validateName,
+} from "../../../src/agent/validate/validate-fields";
 import type {
   Hop as WireHop,
   Nexthop as WireNexthop,
