@@ -116,8 +116,8 @@ run_agent() {
 # logged and followed by the next one at once, unless the agent keeps dying
 # young, in which case the pause doubles up to 5 s so a crash loop cannot
 # eat the CPU. A restarted agent first puts back a network change its
-# predecessor died in the middle of (its record in /run/netagent, README "A
-# crash mid-change"), and only then answers.
+# predecessor died in the middle of (its record in /run/netagent, docs/network-calls.md
+# "A crash mid-change"), and only then answers.
 supervise_agent() {
 	stopping=
 	pid=

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need on a fresh Debian 12 machine
 # (as root), checks types and style, builds, runs every test, and then the
-# README's main job (scripts/demo.sh --quiet: a guest under QEMU, a CNI ptp
+# main job of the README (scripts/demo.sh --quiet: a guest under QEMU, a CNI ptp
 # pod synced into it), which counts as one test that passes only when its
 # verdict is EQUAL. Ends with a line "N passed, N failed" and one "FAILED"
 # line per failed test; the exit status is non-zero when any test or the

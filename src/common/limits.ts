@@ -1,6 +1,6 @@
 /**
  * Every bound the agent puts on what a peer can make it spend, in one
- * place (README "Limits" documents each: default, flag, what happens at
+ * place (docs/limits.md documents each: default, flag, what happens at
  * the limit). Protocol-level ones live with the protocol and are
  * re-exported here. The entries of each kind in one netagent.v1 Apply are
  * the validator's own table (src/agent/validate/validate-state.ts LIMITS):

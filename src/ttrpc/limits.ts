@@ -1,6 +1,6 @@
 /**
  * Protocol-level bounds of the server side. The agent's table of every
- * bound (with these) is src/common/limits.ts, documented in README "Limits".
+ * bound (with these) is src/common/limits.ts, documented in docs/limits.md.
  */
 export { MAX_DATA_LENGTH } from "./frame";
 

@@ -1,6 +1,6 @@
 /**
  * The bounds of front mode, each reached against dist/netagent --upstream
- * (README "Limits"):
+ * (docs/limits.md):
  * - forwarded calls in flight per connection (1,024): 1,100 long calls from
  *   containerd's Go client, counted at the stand-in upstream;
  * - bytes for an upstream that does not read (1 MiB before the caller's

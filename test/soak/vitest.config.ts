@@ -1,6 +1,6 @@
 /**
- * `npm run soak`: the long runs under test/soak (*.soak.ts, so the README's
- * test command, which takes test/**\/*.test.ts, never picks them up).
+ * `npm run soak`: the long runs under test/soak (*.soak.ts, so the
+ * test command (test/run.sh), which takes test/**\/*.test.ts, never picks them up).
  */
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";

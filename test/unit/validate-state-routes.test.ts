@@ -239,7 +239,7 @@ describe("nexthop objects: what is refused, naming field and value", () => {
   });
 });
 
-describe("bounds (README, Limits)", () => {
+describe("bounds (docs/limits.md)", () => {
   it("paths per route", () => {
     const hops = Array.from({ length: LIMITS.hops + 1 }, (_, i) =>
       hop(`10.0.${i >> 8}.${i & 255}`),

@@ -11,7 +11,7 @@ import type { Family } from "../../net/model/address";
 import { type Attr, type AttrTable, attrProblem, canonicalAttrs } from "../../net/vocabulary/attrs";
 import { invalid } from "./validate-fields";
 
-/** Bounds of the attribute lists of every kind (README, Limits). */
+/** Bounds of the attribute lists of every kind (docs/limits.md). */
 export const ATTR_LIMITS = {
   /** Attributes of one route, nexthop object, rule, address, link or neighbour. */
   attrsPerObject: 32,

@@ -38,7 +38,7 @@ import {
 import { sameKey, twinOf } from "./validate-route-twins";
 import { PlainChecks, plainRoute } from "./validate-state-fast";
 
-/** Bounds of the route part of a request (README, Limits). */
+/** Bounds of the route part of a request (docs/limits.md). */
 export const ROUTE_LIMITS = {
   nexthops: 10_000,
   /** Paths of one multipath route. */

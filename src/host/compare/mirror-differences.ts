@@ -4,8 +4,8 @@
  * entry says what and why; test/unit/mirror-differences.test.ts shows each
  * one left out and its neighbours still compared, and
  * test/netns/mirror-differences.test.ts shows the kernel making each
- * difference by itself between two namespaces configured alike. README
- * "What legitimately differs" prints this list.
+ * difference by itself between two namespaces configured alike.
+ * docs/diff.md prints this list.
  */
 
 export type Kind =
