@@ -82,7 +82,11 @@ export class FollowerProc {
 }
 
 /** dist/netagent in `ns` on a fixed socket, logging every call (debug), so it can be restarted. */
-export async function loggingAgent(ns: Netns, socket: string): Promise<Child> {
+export async function loggingAgent(
+  ns: Netns,
+  socket: string,
+  extra: string[] = [],
+): Promise<Child> {
   const child = start("ip", [
     "netns",
     "exec",
@@ -92,6 +96,7 @@ export async function loggingAgent(ns: Netns, socket: string): Promise<Child> {
     `unix://${socket}`,
     "--log-level",
     "debug",
+    ...extra,
   ]);
   await waitForSocket(child, socket);
   await waitFor(async () => !child.running || (await answersCheck(socket)), {
@@ -101,11 +106,12 @@ export async function loggingAgent(ns: Netns, socket: string): Promise<Child> {
   return child;
 }
 
-/** Calls of `method` the agent logged (its own count, not the follower's). */
-export function callsLogged(agent: Child, method: string): number {
+/** Calls of `method` the agent logged (its own count, not the follower's); `failed`: those it refused. */
+export function callsLogged(agent: Child, method: string, failed = false): number {
   let n = 0;
+  const msg = failed ? '"msg":"call failed"' : '"msg":"call"';
   for (const line of agent.stderr.split("\n")) {
-    if (!line.includes('"msg":"call"')) continue;
+    if (!line.includes(msg)) continue;
     try {
       const e = JSON.parse(line) as { msg?: string; method?: string };
       if (e.method === method) n++;

@@ -6,7 +6,8 @@
  * runtime-rs's state.json. Every "equal" the follower reports is checked by
  * an independent read of both namespaces; Apply calls are counted from the
  * agents' own logs. Steps: first sync; a root missing at start and a
- * sandbox appearing in it; a change in a pod; a half-written persist.json;
+ * sandbox appearing in it; a change in a pod; a refusal by a guest's
+ * network policy; a half-written persist.json;
  * hostile sandboxes (each failed with its reason while the others go on);
  * the follower restarted (compares, sends nothing); an agent restarted
  * with an empty guest (re-synced); a pod netns deleted and a sandbox
@@ -15,9 +16,9 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Child, pidAlive } from "../helpers/process";
+import { type Child, pidAlive, run } from "../helpers/process";
 import { callsLogged, FollowerProc, loggingAgent } from "./follow-helpers";
-import { Guest, Netns, PtpPod, tempDir, waitFor } from "./helpers";
+import { Guest, NETAGENTCTL, Netns, PtpPod, tempDir, waitFor } from "./helpers";
 import {
   goPersist,
   hostileShim,
@@ -36,13 +37,21 @@ interface Side {
   mac: string;
 }
 
-async function side(subnet: string, dir: string, name: string): Promise<Side> {
+/** A pod and its guest; `policy`: the guest's agent runs the tightest policy admitting the pod as it is now. */
+async function side(subnet: string, dir: string, name: string, policy = false): Promise<Side> {
   const pod = await PtpPod.create(subnet);
   const mac = await pod.mac();
   const guest = await Guest.create(mac);
   await guest.agent.stop(); // replaced by one on a fixed path that logs its calls
   const socket = join(dir, `${name}.sock`);
-  const agent = await loggingAgent(guest.ns, socket);
+  const extra: string[] = [];
+  if (policy) {
+    const r = await run(NETAGENTCTL, ["policy", "--netns", pod.pod.name]);
+    if (r.code !== 0) throw new Error(`netagentctl policy: ${r.stderr}`);
+    writeFileSync(join(dir, `${name}-policy.json`), r.stdout);
+    extra.push("--policy", join(dir, `${name}-policy.json`));
+  }
+  const agent = await loggingAgent(guest.ns, socket, extra);
   return { pod, guest, agent, socket, mac };
 }
 
@@ -57,6 +66,7 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
   let f: FollowerProc;
   let a: Side;
   let b: Side;
+  let c: Side;
   const servers: { close(): void }[] = [];
   const shims: { stop(): void }[] = [];
 
@@ -65,6 +75,20 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     followNs = await Netns.create("nh5f");
     a = await side("10.248.250.0/28", tmp.path, "a");
     b = await side("10.248.250.16/28", tmp.path, "b");
+    c = await side("10.248.250.32/28", tmp.path, "c", true);
+    // Sandbox c, Go layout without a shim socket: the address from persist.json.
+    const dirC = sandboxDir(goRoot, "sbx-c");
+    writeFileSync(
+      join(dirC, "persist.json"),
+      JSON.stringify(
+        goPersist({
+          netns: `/var/run/netns/${c.pod.pod.name}`,
+          agentUrl: `unix://${c.socket}`,
+          mac: c.mac,
+        }),
+      ),
+      { mode: 0o600 },
+    );
     // Sandbox a, Go layout: the agent behind a hybrid vsock, its address from the shim.
     const dirA = sandboxDir(goRoot, "sbx-a");
     servers.push(await hybridVsock(join(dirA, "kata.hvsock"), a.socket));
@@ -83,7 +107,7 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     await f?.child.kill();
     for (const s of shims) s.stop();
     for (const s of servers) s.close();
-    for (const s of [a, b]) {
+    for (const s of [a, b, c]) {
       await s?.agent.kill();
       await s?.guest.remove();
       await s?.pod.remove().catch(() => {});
@@ -100,12 +124,14 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     expect(new Date(s.lastSync as string).toISOString()).toBe(s.lastSync);
     expect(await equalNow(a)).toBe(true);
     expect(callsLogged(a.agent, "Apply")).toBe(1);
+    await f.until("sbx-c", (x) => x.state === "equal", "equal");
+    expect(await equalNow(c)).toBe(true);
     const metrics = await (await f.get("/metrics")).text();
-    expect(metrics).toMatch(/^netagent_follow_sandboxes\{state="equal"\} 1$/m);
+    expect(metrics).toMatch(/^netagent_follow_sandboxes\{state="equal"\} 2$/m);
     expect(metrics).toMatch(/^netagent_follow_syncs_total\{sandbox="sbx-a"\} 1$/m);
-    expect(metrics).toMatch(/^netagent_follow_change_to_equal_seconds_count 1$/m);
+    expect(metrics).toMatch(/^netagent_follow_change_to_equal_seconds_count 2$/m);
     expect(metrics).toMatch(/^netagent_follow_resident_memory_bytes [1-9]\d+$/m);
-    expect(metrics).toMatch(/^netagent_follow_children 2$/m); // ip monitor all-nsid, a's xtables-monitor
+    expect(metrics).toMatch(/^netagent_follow_children 3$/m); // ip monitor all-nsid, 2 xtables-monitors
   });
 
   it("waits for a missing root and picks up a runtime-rs sandbox that appears in it", async () => {
@@ -134,6 +160,24 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     await f.until("sbx-a", (x) => x.state === "equal" && x.syncs === syncs + 1, "resynced");
     expect(await equalNow(a)).toBe(true);
     expect(callsLogged(b.agent, "Apply")).toBe(before);
+  });
+
+  it("a refusal by the guest's policy fails the sandbox naming the rule; retried only when the pod changes again", async () => {
+    const gw = "10.248.250.33";
+    await c.pod.pod.ip("route", "add", "203.0.113.0/24", "via", gw, "dev", "eth0");
+    const s = await f.until("sbx-c", (x) => x.state === "failed", "failed");
+    expect(s.lastError).toMatch(
+      /^refused by policy: routes\.destinations \(PERMISSION_DENIED: policy rule routes\.destinations refuses /,
+    );
+    const refused = callsLogged(c.agent, "Apply", true);
+    expect(refused).toBe(1);
+    // Not retried: a window past the first two backoff steps (100, 200 ms) sees no further Apply.
+    await Bun.sleep(1500);
+    expect(callsLogged(c.agent, "Apply", true)).toBe(refused);
+    expect((await f.sandboxes()).find((x) => x.id === "sbx-c")?.state).toBe("failed");
+    await c.pod.pod.ip("route", "del", "203.0.113.0/24");
+    await f.until("sbx-c", (x) => x.state === "equal", "equal again after the pod changed");
+    expect(await equalNow(c)).toBe(true);
   });
 
   it("hostile sandboxes each fail with their reason; the others go on; the follower lives", async () => {
@@ -237,18 +281,18 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
   });
 
   it("restarted (SIGTERM: exit 0 within 5 s), it compares and sends nothing to guests already equal", async () => {
-    const applies = [callsLogged(a.agent, "Apply"), callsLogged(b.agent, "Apply")];
+    const applies = [a, b, c].map((s) => callsLogged(s.agent, "Apply"));
     const t0 = performance.now();
     const exit = await f.child.stop("SIGTERM");
     expect(exit.code).toBe(0);
     expect(performance.now() - t0).toBeLessThan(5000);
     f = await FollowerProc.start(followNs, [goRoot, rsRoot], status);
-    for (const id of ["sbx-a", "sbx-b"]) {
+    for (const id of ["sbx-a", "sbx-b", "sbx-c"]) {
       const s = await f.until(id, (x) => x.state === "equal", "equal");
       expect(s.syncs).toBe(0);
       expect(f.about(id).some((e) => e.event === "checked" && e.equal === true)).toBe(true);
     }
-    expect([callsLogged(a.agent, "Apply"), callsLogged(b.agent, "Apply")]).toEqual(applies);
+    expect([a, b, c].map((s) => callsLogged(s.agent, "Apply"))).toEqual(applies);
   });
 
   it("an agent restarted with an empty guest is re-synced within 3 s of its first answer", async () => {
@@ -269,14 +313,14 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
   it("a pod netns deleted drops its sandbox and what was started for it; a removed directory drops it from /sandboxes", async () => {
     const monitors = () =>
       descendants(f.child.pid).filter((p) => commOf(p) === "xtables-monitor").length;
-    expect(monitors()).toBe(2);
+    expect(monitors()).toBe(3);
     await b.pod.remove();
     await f.until(
       "sbx-b",
       (x) => x.state === "waiting" && /deleted/.test(x.lastError ?? ""),
       "dropped",
     );
-    await waitFor(() => monitors() === 1, { what: "b's xtables-monitor gone" });
+    await waitFor(() => monitors() === 2, { what: "b's xtables-monitor gone" });
     expect(f.about("sbx-b").some((e) => e.state === "dropped")).toBe(true);
     rmSync(join(rsRoot, "sbx-b"), { recursive: true });
     await waitFor(async () => !(await f.sandboxes()).some((x) => x.id === "sbx-b"), {

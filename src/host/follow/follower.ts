@@ -32,11 +32,10 @@ export const QUIET_GC_MS = 1500;
 
 /**
  * The follower's retry: as `sync --watch`'s, but the backoff stops growing
- * at 2 s, so an agent back from a restart is re-synced within about 2 s of
- * its first answer (a reconnect attempt to a dead guest every 2 s costs one
- * connect).
+ * at 1 s, so an agent back from a restart is re-synced about 1 s after its
+ * first answer at most (a dead guest costs one connect attempt a second).
  */
-export const FOLLOW_RESYNC: ResyncConfig = { ...RESYNC_DEFAULTS, backoffMaxMs: 2000 };
+export const FOLLOW_RESYNC: ResyncConfig = { ...RESYNC_DEFAULTS, backoffMaxMs: 1000 };
 
 export interface FollowOptions {
   roots: readonly string[];

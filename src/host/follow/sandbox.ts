@@ -278,7 +278,8 @@ export class Sandbox {
       }
     } else if (e.event === "error") {
       this.failures++;
-      const why = e.policy !== undefined ? `refused by policy: ${e.policy}` : e.message;
+      const why =
+        e.policy !== undefined ? `refused by policy: ${e.policy} (${e.message})` : e.message;
       this.set(e.retry ? "syncing" : "failed", why, false);
     }
   }

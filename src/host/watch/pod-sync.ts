@@ -16,6 +16,7 @@
  * - Every call carries this pod's own deadline: a slow guest delays no other.
  */
 
+import { POLICY_REFUSAL } from "../../agent/policy/gate";
 import { AgentClient } from "../../client/client";
 import { withStatus } from "../../common/error-status";
 import { dial } from "../../transport/dial";
@@ -89,10 +90,15 @@ export function describe(thrown: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** The guest's policy refused the call: its message (which names the rule), else undefined. */
+/**
+ * The guest's network policy refused the call: the rule it names
+ * (`policy rule RULE refuses FIELD "VALUE": WHY`), or the whole message when
+ * it has another form; undefined for any other error.
+ */
 function policyRefusal(thrown: unknown): string | undefined {
   const err = withStatus(thrown);
-  return err instanceof TtrpcError && err.code === Code.PERMISSION_DENIED ? err.message : undefined;
+  if (!(err instanceof TtrpcError) || err.code !== Code.PERMISSION_DENIED) return undefined;
+  return POLICY_REFUSAL.exec(err.message)?.[1] ?? err.message;
 }
 
 /**
@@ -121,6 +127,12 @@ export class PodSync {
   private client: AgentClient | undefined;
   /** A connection was lost since the last successful sync. */
   private lost = false;
+  /**
+   * The last sync failed: the next change syncs whatever the pod reads (a
+   * pod changed back to what was last sent is still a change to act on,
+   * so the failure's state is left for a fresh outcome).
+   */
+  private failedLast = false;
   private last: PodState | undefined;
   private tracked = new Set<string>();
   private seq = 0;
@@ -189,7 +201,13 @@ export class PodSync {
       this.o.emit({ event: "error", at: at(), seq, ms: elapsed(), message, retry: true });
       return "retry";
     }
-    if (this.last && !this.lost && this.client && samePodState(this.last, pod)) {
+    if (
+      this.last &&
+      !this.lost &&
+      !this.failedLast &&
+      this.client &&
+      samePodState(this.last, pod)
+    ) {
       this.unchanged++;
       this.seq--;
       return "ok";
@@ -256,11 +274,13 @@ export class PodSync {
       });
       this.accept(pod);
       if (verified && !("differences" in verified && verified.differences.length === 0)) {
+        this.failedLast = true;
         return "failed"; // not equal after a sync: waits for the pod's next change
       }
       return "ok";
     } catch (err) {
       this.failures++;
+      this.failedLast = true;
       const retry = isRetryable(err);
       if (retry && this.client && isConnectionError(err)) {
         // Start from a fresh connection: the old one may be half dead.
@@ -287,6 +307,7 @@ export class PodSync {
   private accept(pod: PodState): void {
     this.last = pod;
     this.lost = false;
+    this.failedLast = false;
     this.tracked = new Set(pod.requests.interfaces.map((i) => i.hwAddr.toLowerCase()));
   }
 }

@@ -81,7 +81,7 @@ export type WatchEvent =
       message: string;
       /** Retried with backoff (true) or left until the pod changes again. */
       retry: boolean;
-      /** The guest's network policy refused the call (PERMISSION_DENIED): its message, naming the rule. */
+      /** The guest's network policy refused the call (PERMISSION_DENIED): the rule it names. */
       policy?: string;
     }
   | { event: "warning"; at: string; message: string }
@@ -168,7 +168,8 @@ export function renderText(e: WatchEvent): string {
       line = `${t} compared in ${ms(e.ms)}: ${e.equal ? "the guest already equals the pod, nothing sent" : `different (${list(e.differences)})`}`;
       break;
     case "error": {
-      const what = e.policy !== undefined ? `refused by policy: ${e.policy}` : e.message;
+      const what =
+        e.policy !== undefined ? `refused by policy: ${e.policy} (${e.message})` : e.message;
       line = `${t} sync ${e.seq} failed after ${ms(e.ms)}: ${what}; ${e.retry ? "retrying with backoff" : "waiting for the next change in the pod"}`;
       break;
     }
