@@ -40,6 +40,7 @@ import { isManagedLink } from "../../net/vocabulary/links";
 import { TUN_DEVICE } from "../../net/vocabulary/tuntap";
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import type { Change } from "../journal/change-record";
+import { ipv6First, readAfterWrites } from "./apply-kernel-steps";
 import { tuntapProblems } from "./apply-tuntaps";
 import { noteRollback } from "./rollbacks";
 
@@ -291,7 +292,8 @@ async function attempt(
   const { ip, sysctl, log } = deps;
   const opts = { signal: run.signal };
   const keys = desired.sysctls.map((s) => s.key);
-  const plan = await settleLinks(deps, first, before, desired, run);
+  const ipv6On = await ipv6First(deps, first, before, desired, run);
+  const plan = await settleLinks(deps, ipv6On.plan, ipv6On.before, desired, run);
   await ip.batch(plan.batch6First, { ipv6: true, ...opts });
   const batching = ip.batchAndRead(plan.batch, opts, plan.batchParts);
   // Routes, rules, nexthop objects and neighbours change no sysctl: without
@@ -306,11 +308,13 @@ async function attempt(
   const rules6 = touched6 ? await ip.readRules6(opts) : before.rules.filter((r) => r.family === 6);
   for (const s of plan.sysctls) sysctl.write(s.key, s.value);
   const { rules4, ...rest } = read;
-  let after: FullState = {
-    ...rest,
-    rules: [...rules4, ...rules6],
-    sysctls: sysctlsRead ?? sysctl.read(keys),
-  };
+  let after: FullState = await readAfterWrites(
+    deps,
+    plan,
+    { ...rest, rules: [...rules4, ...rules6], sysctls: sysctlsRead ?? sysctl.read(keys) },
+    keys,
+    run,
+  );
   let again = planApply(after, desired, { exact: run.exact });
   const more = (p: ApplyPlan) => p.batch6First.length + p.batch.length + p.batch6.length;
   if (more(again) === 0) return after;

@@ -93,7 +93,8 @@ export function planLinkPhase(
     } else if (wasUp && !want.up) {
       downed.add(originalName.get(link.index) as string);
     }
-    const kept: Address[] = link.addresses.filter((a) => a.scope !== "global");
+    // A link to be down keeps no address it was not asked for (plan-link.ts).
+    const kept: Address[] = want.up ? link.addresses.filter((a) => a.scope !== "global") : [];
     const wanted = new Set(want.addresses.map((a) => `${a.address}/${a.prefix}`));
     let addresses: Address[] = withSecondaries(link.addresses, [
       ...kept.filter((a) => !wanted.has(`${a.address}/${a.prefix}`)),

@@ -159,7 +159,11 @@ function planAddresses(
       if (a.family === 4 && thinned.has(subnetOf(a))) putBack.push(a);
       continue;
     }
-    if (!target.exactAddresses && a.scope !== "global") continue;
+    // A link that is to be down keeps no address it was not asked for, its
+    // link-local neither: the kernel makes one only when a link comes up,
+    // or when an address generation sysctl is written (then even while
+    // the link is down), which a pod's down link then never had.
+    if (!target.exactAddresses && a.scope !== "global" && target.up) continue;
     removals.unshift(batchLine(["addr", "del", ...addressSelector(a), "dev", link.name]));
     if (a.family === 4) thinned.add(subnetOf(a));
   }

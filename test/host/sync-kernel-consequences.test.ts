@@ -1,0 +1,117 @@
+/**
+ * The kernel's own consequences of a step are part of the plan: IPv6
+ * disabled on a link takes its IPv6 addresses and routes (the link-local
+ * and fe80::/64 among them), and enabled again brings the link-local back;
+ * a link down has no link-local. No step of a sync fails because the
+ * kernel already did it, and the guest ends as the pod: judged by the
+ * guest's own `ip -j` reads against the pod's and by the independent
+ * complete comparison (test/podgen).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { run } from "../helpers/process";
+import { MirrorPair } from "./complete-helpers";
+import type { Netns } from "./helpers";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
+});
+
+async function pair(): Promise<MirrorPair> {
+  const p = await MirrorPair.create();
+  cleanups.push(() => p.remove());
+  return p;
+}
+
+async function sysctl(ns: Netns, setting: string): Promise<void> {
+  const r = await run("ip", ["netns", "exec", ns.name, "sysctl", "-w", setting]);
+  if (r.code !== 0) throw new Error(`sysctl -w ${setting}: ${r.stderr}`);
+}
+
+/** The link's IPv6 addresses and its IPv6 routes of every table, as `ip -6 -j` shows them. */
+async function ipv6(ns: Netns, dev: string): Promise<string[]> {
+  const addrs = await ns.json<{ addr_info?: { local: string; prefixlen: number }[] }[]>(
+    "-6",
+    "addr",
+    "show",
+    "dev",
+    dev,
+  );
+  const routes = await ns.json<{ dst: string; type?: string; table?: string }[]>(
+    "-6",
+    "route",
+    "show",
+    "table",
+    "all",
+    "dev",
+    dev,
+  );
+  return [
+    ...addrs.flatMap((l) => (l.addr_info ?? []).map((a) => `addr ${a.local}/${a.prefixlen}`)),
+    ...routes.map((r) => `route ${r.type ?? "unicast"} ${r.dst} ${r.table ?? "main"}`),
+  ].sort();
+}
+
+describe("the kernel's own consequences of a step", () => {
+  it("IPv6 disabled on the pod's link: synced (exit 0), the guest's link has no IPv6 either; enabled again: synced", async () => {
+    const p = await pair();
+    await p.pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
+    await p.pod.ip("-6", "addr", "add", "fd00:1::2/64", "dev", "eth0");
+    let s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect(await ipv6(p.guest.ns, "eth0")).toContain("addr fd00:1::2/64");
+    await sysctl(p.pod, "net.ipv6.conf.eth0.disable_ipv6=1");
+    expect(await ipv6(p.pod, "eth0")).toEqual([]);
+    s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect(await ipv6(p.guest.ns, "eth0")).toEqual([]);
+    expect(await p.judge()).toEqual([]);
+    await sysctl(p.pod, "net.ipv6.conf.eth0.disable_ipv6=0");
+    await p.pod.ip("-6", "addr", "add", "fd00:1::2/64", "dev", "eth0");
+    s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect(await ipv6(p.guest.ns, "eth0")).toContain("addr fd00:1::2/64");
+  });
+
+  it("IPv6 disabled on a link the sync also renames (the kernel makes fe80::/64 again when it comes up): synced, exit 0", async () => {
+    const p = await pair();
+    await p.pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
+    await sysctl(p.pod, "net.ipv6.conf.eth0.disable_ipv6=1");
+    const s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect(await ipv6(p.guest.ns, "eth0")).toEqual([]);
+    expect(await p.judge()).toEqual([]);
+  });
+
+  it("a link down in the pod: the guest's is down, with the pod's addresses and no link-local", async () => {
+    const p = await pair();
+    await p.pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
+    await p.pod.ip("-6", "addr", "add", "fd00:1::2/64", "dev", "eth0");
+    let s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    await p.pod.ip("link", "set", "eth0", "down");
+    s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    const link = async (ns: Netns) =>
+      (await ns.json<{ flags: string[] }[]>("link", "show", "eth0"))[0];
+    expect((await link(p.guest.ns))?.flags).not.toContain("UP");
+    expect(await ipv6(p.guest.ns, "eth0")).toEqual(await ipv6(p.pod, "eth0"));
+    expect((await ipv6(p.guest.ns, "eth0")).filter((x) => x.includes("fe80"))).toEqual([]);
+    expect(await p.judge()).toEqual([]);
+  });
+
+  it("a link down with another address generation mode: the sysctl write makes no link-local the pod lacks", async () => {
+    const p = await pair();
+    await p.pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
+    // Writing addr_gen_mode makes the kernel generate the link's link-local again, up or not.
+    await sysctl(p.pod, "net.ipv6.conf.eth0.addr_gen_mode=3");
+    await p.pod.ip("link", "set", "eth0", "down");
+    expect(await ipv6(p.pod, "eth0")).toEqual([]);
+    const s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect(await ipv6(p.guest.ns, "eth0")).toEqual([]);
+    // Mode 3 (random): each kernel draws the link's stable_secret itself.
+    const drawn = (d: { what: string }) => d.what.endsWith("/eth0/stable_secret");
+    expect((await p.judge()).filter((d) => !drawn(d))).toEqual([]);
+  });
+});
