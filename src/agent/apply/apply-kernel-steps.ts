@@ -13,10 +13,22 @@
  * Kernel facts (Linux 6.x, checked in a netns): test/host/sync-kernel-
  * consequences.test.ts.
  */
+
+import type { IpRunner } from "../../net/iproute/ip-runner";
 import type { DesiredState, FullState } from "../../net/model/full-state";
 import { type ApplyPlan, planApply, type SysctlWrite } from "../../net/plan/plan-apply";
+import type { SysctlFs } from "../../net/sysctl/sysctl-fs";
 import { parseSysctlKey } from "../../net/sysctl/sysctl-keys";
-import type { ApplyDeps, ApplyRun } from "./apply-state";
+
+/** What of an Apply's dependencies and run these steps use (apply-state.ts). */
+interface Deps {
+  ip: IpRunner;
+  sysctl: SysctlFs;
+}
+interface Run {
+  exact: boolean;
+  signal?: AbortSignal;
+}
 
 const DISABLE_IPV6 = "net.ipv6.conf.*.disable_ipv6";
 
@@ -34,11 +46,11 @@ export function enablesIpv6(w: SysctlWrite): boolean {
  * and the state it was made from; unchanged when nothing turns IPv6 on.
  */
 export async function ipv6First(
-  deps: Pick<ApplyDeps, "ip" | "sysctl">,
+  deps: Deps,
   plan: ApplyPlan,
   before: FullState,
   desired: DesiredState,
-  run: ApplyRun,
+  run: Run,
 ): Promise<{ plan: ApplyPlan; before: FullState }> {
   const early = plan.sysctls.filter(enablesIpv6);
   if (early.length === 0) return { plan, before };
@@ -75,11 +87,11 @@ export function reshapes(w: SysctlWrite): boolean {
  * ({@link reshapes}), read again; else `read`, the batch's own.
  */
 export async function readAfterWrites(
-  deps: Pick<ApplyDeps, "ip" | "sysctl">,
+  deps: Deps,
   plan: ApplyPlan,
   read: FullState,
   keys: readonly string[],
-  run: ApplyRun,
+  run: Run,
 ): Promise<FullState> {
   if (!plan.sysctls.some(reshapes)) return read;
   return {
