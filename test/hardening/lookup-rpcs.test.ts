@@ -6,8 +6,9 @@
  * INVALID_ARGUMENT naming the field and the value, and no `route get`
  * reaches iproute2; good lookups come back in order, refusals included,
  * as `ip route get` gives them when asked directly. Read answers the
- * listings and /proc/sys/net; a state larger than one answer is
- * RESOURCE_EXHAUSTED saying so.
+ * listings and /proc/sys/net (some listings alone when asked, an unknown
+ * name INVALID_ARGUMENT before anything runs); a state larger than one
+ * answer is RESOURCE_EXHAUSTED saying so.
  */
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -174,6 +175,46 @@ describe("Read", () => {
     expect(sysctls.get("ipv4/conf/eth0/rp_filter")).toBe(cat.stdout.trim());
     expect(r.freshSysctls.some((s) => s.path.startsWith("ipv4/conf/eth0/"))).toBe(false);
     expect(r.freshSysctls.some((s) => s.path === "ipv4/conf/default/rp_filter")).toBe(true);
+  });
+
+  it("of some listings answers those alone, as the whole read reads them, and no sysctls", async () => {
+    const whole = await client.unary(Network.method.read, {}, { timeoutMs: 60_000 });
+    const before = recorder.calls().length;
+    const r = await client.unary(
+      Network.method.read,
+      { listings: ["route-text4", "address", "address"] },
+      { timeoutMs: 60_000 },
+    );
+    expect(r.listings.map((l) => l.name)).toEqual(["address", "route-text4"]);
+    const of = (list: typeof r.listings, name: string) =>
+      list.find((l) => l.name === name)?.output as string;
+    expect(of(r.listings, "route-text4")).toBe(of(whole.listings, "route-text4"));
+    // Each link's name, MAC and addresses (after a `link show` in the same batch, iproute2
+    // prints a few link attributes more in an address listing: linkmode, inet6_addr_gen_mode).
+    const addrs = (out: string) =>
+      (JSON.parse(out) as Record<string, unknown>[]).map(({ ifname, address, addr_info }) => ({
+        ifname,
+        address,
+        addr_info,
+      }));
+    expect(addrs(of(r.listings, "address"))).toEqual(addrs(of(whole.listings, "address")));
+    expect(r.sysctls).toEqual([]);
+    expect(r.freshSysctls).toEqual([]);
+    // One ip run for each listing asked for, nothing else.
+    expect(recorder.calls().length - before).toBe(2);
+  });
+
+  it("of an unknown listing is INVALID_ARGUMENT naming it, and nothing runs", async () => {
+    const before = recorder.calls().length;
+    const err = await client
+      .unary(Network.method.read, { listings: ["address", "-batch"] }, { timeoutMs: 60_000 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TtrpcError);
+    expect((err as TtrpcError).code).toBe(Code.INVALID_ARGUMENT);
+    expect((err as TtrpcError).message).toMatch(
+      /^listings\[1\]: "-batch" is not a listing \(link, address, /,
+    );
+    expect(recorder.calls().length).toBe(before);
   });
 
   it("a state larger than one answer is RESOURCE_EXHAUSTED, saying so", async () => {

@@ -10,6 +10,7 @@
  * guest right after sync returns finds none; every lookup then agrees.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { run } from "../helpers/process";
 import { MirrorPair } from "./complete-helpers";
 import { waitFor } from "./helpers";
 
@@ -72,4 +73,67 @@ describe("sync, then at once diff --probes 1000, on pods with IPv6 link-local ga
       made.splice(made.indexOf(m), 1);
     }
   }, 300_000);
+});
+
+/** Sets `key` to `value` on both sides: no difference, but both kernels act on it. */
+async function sysctlBoth(m: MirrorPair, key: string, value: string): Promise<void> {
+  for (const ns of [m.pod.name, m.guest.ns.name]) {
+    const r = await run("ip", ["netns", "exec", ns, "sysctl", "-qw", `${key}=${value}`]);
+    expect(r.code, r.stderr).toBe(0);
+  }
+}
+
+/** The guest's 2001:db8:70::194/64 added again without nodad: tentative until its detection ends. */
+async function readdGuestAddress(m: MirrorPair): Promise<void> {
+  await m.guest.ns.ip("addr", "del", "2001:db8:70::194/64", "dev", "eth0");
+  await m.guest.ns.ip("addr", "add", "2001:db8:70::194/64", "dev", "eth0");
+}
+
+describe("diff, with a guest address tentative where the pod's is usable", () => {
+  it("waits at most 3 s, then names it still tentative (DIFFERENT); once usable: EQUAL", async () => {
+    const m = await linkLocalGatewayPod();
+    const s = await m.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    // Detection sends its one probe within a second and waits retrans_time for an answer:
+    // at 8 s, the address is tentative for 8 to 9 s, well past diff's 3 s.
+    await sysctlBoth(m, "net.ipv6.neigh.eth0.retrans_time_ms", "8000");
+    await readdGuestAddress(m);
+    expect(await tentative(m, "guest")).toEqual(["2001:db8:70::194/64 on eth0"]);
+    const [j, d] = await Promise.all([m.diff("--json"), m.diff()]);
+    const usable = (JSON.parse(j.stdout) as { usable: { waitedMs: number; still: unknown[] } })
+      .usable;
+    expect(j.code, j.stdout).toBe(1);
+    expect(usable.still).toEqual([
+      { link: "eth0", address: "2001:db8:70::194/64", dadFailed: false },
+    ]);
+    expect(usable.waitedMs).toBeGreaterThanOrEqual(3000);
+    expect(d.code, d.stdout).toBe(1);
+    expect(d.stdout).toMatch(
+      /^waited 3\.\d s for the guest's 2001:db8:70::194\/64 on eth0 to leave duplicate address detection; still tentative: 2001:db8:70::194\/64 on eth0$/m,
+    );
+    expect(d.stdout).toMatch(
+      /^~ +still tentative: 2001:db8:70::194\/64 on eth0 \(the pod's is usable\) +tentative$/m,
+    );
+    // Its table local route comes only once the detection ends: a difference of its own.
+    expect(d.stdout).toMatch(/^< +not mirrored: route local 2001:db8:70::194 \(v6\) table local /m);
+    expect(d.stdout).toMatch(/^verdict: DIFFERENT \(2 differences;/m);
+    await waitFor(async () => (await tentative(m, "guest")).length === 0, {
+      timeoutMs: 20_000,
+      what: "the guest's address to leave duplicate address detection",
+    });
+    const e = await m.diff();
+    expect(e.code, e.stdout).toBe(0);
+    expect(e.stdout).toMatch(/^verdict: EQUAL/m);
+    // At the usual 1 s: diff straight after the address comes back waits for it, and agrees.
+    await sysctlBoth(m, "net.ipv6.neigh.eth0.retrans_time_ms", "1000");
+    await readdGuestAddress(m);
+    const f = await m.diff("--probes", "200");
+    expect(f.code, f.stdout).toBe(0);
+    expect(f.stdout).toMatch(/^verdict: EQUAL/m);
+    expect(f.stdout).not.toMatch(/still tentative/);
+    expect(f.stdout).toMatch(
+      /^route lookups \(\d+ drawn from the pod's routes and rules; (\d+) agree\)$/m,
+    );
+    expect(await tentative(m, "guest")).toEqual([]);
+  }, 120_000);
 });

@@ -10,7 +10,12 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { Logger } from "../../common/log";
 import { type Network, ReadResponseSchema } from "../../gen/network_pb";
-import { readListings } from "../../net/iproute/complete-listings";
+import {
+  LISTING_NAMES,
+  type ListingName,
+  readListings,
+  readSomeListings,
+} from "../../net/iproute/complete-listings";
 import { runLookups } from "../../net/iproute/ip-lookups";
 import type { IpRunner } from "../../net/iproute/ip-runner";
 import { type LookupSpec, lookupProblem, MAX_LOOKUPS } from "../../net/iproute/route-lookup";
@@ -48,10 +53,27 @@ export function validateLookups(lookups: readonly LookupSpec[]): LookupSpec[] {
   });
 }
 
+/** The names of a Read of some listings, checked; INVALID_ARGUMENT naming the first unknown one. */
+export function validateListingNames(names: readonly string[]): Set<ListingName> {
+  const known = new Set<string>(LISTING_NAMES);
+  names.forEach((n, i) => {
+    if (!known.has(n))
+      throw invalid(`listings[${i}]`, n, `is not a listing (${LISTING_NAMES.join(", ")})`);
+  });
+  return new Set(names as ListingName[]);
+}
+
 export function createLookupService(options: LookupServiceOptions): ServiceImpl<typeof Network> {
   const { ip, log } = options;
   return {
-    async read(_request, ctx) {
+    async read(request, ctx) {
+      if (request.listings.length > 0) {
+        const names = validateListingNames(request.listings);
+        const listings = await readSomeListings(ip, names, { signal: ctx.signal });
+        return create(ReadResponseSchema, {
+          listings: listings.map((l) => ({ name: l.name, output: l.output, error: l.error ?? "" })),
+        });
+      }
       const [listings, fresh] = await Promise.all([
         readListings(ip, { signal: ctx.signal }),
         readFreshSysctlTree(),

@@ -11,9 +11,12 @@ import {
   completeSection,
   mirrorDifferencesHelp,
   probesSection,
+  type Section,
+  usableSection,
 } from "../compare/complete-report";
 import { type Comparison, compareNetworks, type Row, renderComparison } from "../compare/diff";
 import { compareStates, renderStateComparison, type StateComparison } from "../compare/state-diff";
+import { TENTATIVE_WAIT_MS } from "../compare/usable-addresses";
 import { readPodRules } from "../pod/iptables-pod";
 import type { SyncRequests } from "../pod/pod-requests";
 import { comparable, defaultFor, readFreshDefaults } from "../pod/pod-state";
@@ -58,6 +61,12 @@ differs there is a "not mirrored: ..." row, but for what legitimately
 differs, which is this list and nothing else:
 ${mirrorDifferencesHelp()}
 An agent without Read cannot be compared completely: exit 3.
+
+The guest can use every address the pod can use, or diff does not say
+EQUAL: before the complete reads, it waits (at most ${TENTATIVE_WAIT_MS / 1000} s, and says how long)
+until no guest address on a mirrored link is tentative (IPv6 duplicate
+address detection, one to two seconds after the address or its link came
+up) where the pod's is not; one still tentative then is a difference.
 
 --probes N (at most ${MAX_LOOKUPS}): N routing lookups drawn from the pod's own routes
 and rules (destinations in and beside their prefixes, the sources, marks,
@@ -188,7 +197,7 @@ export const diff: Command = {
     if (ctx.json) {
       const { findings, carrier, probes: asked } = complete ?? {};
       ctx.write(
-        `${JSON.stringify({ ...outcome.cmp, iptables: rules, notMirrored: findings, carrier, probes: asked })}\n`,
+        `${JSON.stringify({ ...outcome.cmp, iptables: rules, notMirrored: findings, carrier, probes: asked, usable: complete?.usable })}\n`,
       );
       return outcome.cmp.equal ? 0 : 1;
     }
@@ -198,7 +207,8 @@ export const diff: Command = {
         : renderComparison(outcome.cmp, titles);
     if (rules !== undefined) text = addRulesSection(text, rules);
     if (complete !== undefined) {
-      const sections = [completeSection(complete.findings)];
+      const usable = usableSection(complete.usable);
+      const sections: Section[] = [completeSection(complete.findings), ...(usable ? [usable] : [])];
       if (complete.carrier.length) sections.push(carrierSection(complete.carrier));
       if (complete.probes) sections.push(probesSection(complete.probes));
       text = addSections(text, sections);

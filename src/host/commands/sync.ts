@@ -1,12 +1,14 @@
 /** sync: mirror a pod's network into the guest: one Apply, or as the Kata runtime does. */
 import { toJson } from "@bufbuild/protobuf";
 import { InterfaceSchema, RouteSchema } from "../../gen/types_pb";
+import { readAddressesBoth } from "../compare/complete-sources";
+import { TENTATIVE_WAIT_MS, waitedWords, waitUntilUsable } from "../compare/usable-addresses";
 import type { SyncRequests } from "../pod/pod-requests";
 import { mirrorLines } from "../print/iptables-report";
 import { escapeControls } from "../print/safe-text";
 import { KATA_RETRY } from "../sync/retry";
 import { type ApplyReport, type PodReport, readPodState, syncPod } from "../sync/sync-once";
-import { type Verification, verifySync } from "../sync/sync-verify";
+import { stillTentativeText, type Verification, verifySync } from "../sync/sync-verify";
 import { type Command, parseFlags, UsageError, withClient } from "./common";
 import { POD_SOURCE_HELP, podSource } from "./pod-source";
 import { runWatch, WATCH_HELP } from "./sync-watch";
@@ -60,7 +62,12 @@ listed under "not mirrored" with why, and the exit code is ${INCOMPLETE}.
 From a namespace, an Apply is followed by the complete comparison diff
 makes (everything ip -d -j and /proc/sys/net show on both sides, less what
 legitimately differs; see diff --help): whatever it still finds is listed
-under "still different" and the mirror counts as incomplete.
+under "still different" and the mirror counts as incomplete. It is made
+once the guest can use every address the pod can use: no guest address on
+a mirrored link tentative (IPv6 duplicate address detection, one to two
+seconds after a NIC is renamed or comes up) where the pod's is not, waited
+for at most ${TENTATIVE_WAIT_MS / 1000} s (the wait is printed); an address still tentative
+then is listed as "still tentative".
 
 Exit codes: 0 synced (from a namespace: and the complete reads agree);
 1 a call failed (CODE: message printed; what was applied before it stays);
@@ -112,11 +119,19 @@ export const sync: Command = {
       ctx.write(`${JSON.stringify(requestsJson(requests), null, ctx.json ? 0 : 2)}\n`);
       return 0;
     }
-    const { outcome, verified } = await withClient(ctx, async (client) => {
+    const { outcome, verified, usable } = await withClient(ctx, async (client) => {
       const kata = flags["--kata"] === true;
       const outcome = await syncPod(client, pod, { ...options, progress: ctx.progress, kata });
       const { netns } = source;
-      if (outcome.kind !== "apply" || netns === undefined) return { outcome };
+      if (netns === undefined) return { outcome };
+      if (outcome.kind !== "apply") {
+        // No complete check on this path, but the same rule for addresses (an agent with Read).
+        ctx.progress.update(
+          "waiting for the guest's addresses to leave duplicate address detection",
+        );
+        const read = () => readAddressesBoth(client, netns, ctx.timeoutMs);
+        return { outcome, usable: await waitUntilUsable(read) };
+      }
       ctx.progress.update("reading both sides completely (the check of the verdict)");
       const check = { netns, label: source.label, timeoutMs: ctx.timeoutMs };
       return { outcome, verified: await verifySync(client, check) };
@@ -141,7 +156,8 @@ export const sync: Command = {
         outcome.apply.notMirrored.length > 0 || (verified?.findings.length ?? 0) > 0;
       return incomplete ? INCOMPLETE : 0;
     }
-    const { sync: report, missed } = outcome;
+    const { sync: report } = outcome;
+    const missed = [...outcome.missed, ...(usable?.still ?? []).map(stillTentativeText)];
     if (ctx.json) {
       ctx.write(
         `${JSON.stringify({
@@ -156,6 +172,7 @@ export const sync: Command = {
           skipped: requests.skipped,
           notMirrored: missed,
           iptables: rules,
+          usable,
         })}\n`,
       );
       return rulesLost ? 1 : kataExit(missed, requests);
@@ -175,10 +192,13 @@ export const sync: Command = {
       `  neighbours: ${n.sent === 0 ? "none to copy" : `${n.sent} sent${n.unimplemented ? " (agent: UNIMPLEMENTED, ignored)" : ""}`}`,
     );
     lines.push(...mirrorLines(rules));
-    if (missed.length) {
+    if (outcome.missed.length) {
       lines.push("  not mirrored (the Kata services cannot carry these):");
-      for (const m of missed) lines.push(`    ${m}`);
+      for (const m of outcome.missed) lines.push(`    ${m}`);
     }
+    const waited = usable && waitedWords(usable);
+    if (waited) lines.push(`  ${waited}`);
+    for (const u of usable?.still ?? []) lines.push(`    ${stillTentativeText(u)}`);
     // One line each, whatever the guest's names and addresses hold.
     ctx.write(`${lines.map(escapeControls).join("\n")}\n`);
     return rulesLost ? 1 : kataExit(missed, requests);
@@ -235,6 +255,7 @@ function applyReport(
   }
   const v = o.verified;
   if (v && !v.checked) lines.push(`  not verified: ${v.why}`);
+  if (v?.checked && v.waited) lines.push(`  ${v.waited}`);
   if (v?.checked && v.findings.length > 0) {
     lines.push("  still different after the Apply (a complete read of both sides):");
     for (const f of v.findings) lines.push(`    ${f}`);

@@ -4,15 +4,24 @@
  * `--probes N` that many lookups drawn from the pod (probes.ts) asked on
  * both sides. An agent without Read cannot be compared completely: that is
  * an error (diff exits 3), never a comparison that leaves the rest out.
+ * First, the guest's addresses are given time to leave duplicate address
+ * detection (usable-addresses.ts): a guest address still tentative where
+ * the pod's is not, when the reads are made, is a difference.
  */
 import type { AgentClient } from "../../client/client";
 import { compareComplete, type Finding } from "./complete-diff";
 import type { CompleteRead } from "./complete-read";
 import type { ProbesOutcome } from "./complete-report";
-import { readGuestComplete, readPodComplete } from "./complete-sources";
+import { readAddressesBoth, readGuestComplete, readPodComplete } from "./complete-sources";
 import { lookupText, sameDecision } from "./lookup-compare";
 import { guestDecisions, podDecisions } from "./lookups-both";
 import { drawProbes } from "./probes";
+import {
+  TENTATIVE_WAIT_MS,
+  type UsableWait,
+  unusableInGuest,
+  waitUntilUsable,
+} from "./usable-addresses";
 
 export interface CompleteComparison {
   /** What differs, counted. */
@@ -20,7 +29,9 @@ export interface CompleteComparison {
   /** What carrier alone explains (Finding.carrier): named, not counted. */
   carrier: Finding[];
   probes?: ProbesOutcome;
-  /** Findings and disagreeing lookups. */
+  /** The wait for the guest's tentative addresses; `still` as the complete reads found it. */
+  usable: UsableWait;
+  /** Findings, disagreeing lookups and addresses still tentative. */
   differences: number;
 }
 
@@ -28,8 +39,19 @@ export class NoCompleteRead extends Error {}
 
 export async function compareBoth(
   client: AgentClient,
-  opts: { netns: string; label: string; probes: number; timeoutMs: number },
+  opts: {
+    netns: string;
+    label: string;
+    probes: number;
+    timeoutMs: number;
+    /** The longest wait for tentative addresses (TENTATIVE_WAIT_MS; 0: look once). */
+    tentativeWaitMs?: number;
+  },
 ): Promise<CompleteComparison> {
+  const waited = await waitUntilUsable(
+    () => readAddressesBoth(client, opts.netns, opts.timeoutMs),
+    { limitMs: opts.tentativeWaitMs ?? TENTATIVE_WAIT_MS },
+  );
   const [pod, guest] = await Promise.all([
     readPodComplete(opts.netns).catch((err: Error) => {
       throw new Error(`reading ${opts.label} on this host: ${err.message}`, { cause: err });
@@ -44,7 +66,10 @@ export async function compareBoth(
   const all = compareComplete(pod, guest);
   const findings = all.filter((f) => !f.carrier);
   const carrier = all.filter((f) => f.carrier);
-  if (opts.probes === 0) return { findings, carrier, differences: findings.length };
+  // The verdict rests on these reads: what they show tentative counts.
+  const usable = { ...waited, still: unusableInGuest(pod.addresses, guest.addresses) };
+  const counted = findings.length + usable.still.length;
+  if (opts.probes === 0) return { findings, carrier, usable, differences: counted };
   const lookups = drawProbes(pod, opts.probes);
   const [p, g] = await Promise.all([
     podDecisions(opts.netns, lookups),
@@ -62,7 +87,8 @@ export async function compareBoth(
     findings,
     carrier,
     probes: { asked: lookups.length, disagreements, tentative },
-    differences: findings.length + disagreements.length,
+    usable,
+    differences: counted + disagreements.length,
   };
 }
 

@@ -11,6 +11,7 @@ import type { Finding } from "./complete-diff";
 import type { Row } from "./diff";
 import { decisionWords } from "./lookup-compare";
 import { MIRROR_DIFFERENCES } from "./mirror-differences";
+import { type UsableWait, waitedWords } from "./usable-addresses";
 
 export interface ProbeResult {
   lookup: string;
@@ -104,6 +105,29 @@ export function probesSection(p: ProbesOutcome): Section {
   };
 }
 
+/**
+ * The guest's addresses the pod can use, when diff waited for them or
+ * some are still tentative (usable-addresses.ts); undefined otherwise.
+ * Each still tentative is a difference.
+ */
+export function usableSection(w: UsableWait): Section | undefined {
+  const title = waitedWords(w) ?? "guest addresses still tentative where the pod's are usable";
+  if (w.waitedFor.length === 0 && w.still.length === 0) return undefined;
+  if (w.still.length === 0)
+    return {
+      title,
+      rows: [{ mark: "=", pod: "every address the pod can use, the guest can use", guest: "" }],
+    };
+  return {
+    title,
+    rows: w.still.map((u) => ({
+      mark: "~",
+      pod: `still tentative: ${u.address} on ${u.link} (the pod's is usable)`,
+      guest: u.dadFailed ? "tentative dadfailed" : "tentative",
+    })),
+  };
+}
+
 /** Inserts `sections` before the verdict line (the last) of diff's text, in its two columns. */
 export function addSections(text: string, sections: readonly Section[]): string {
   const lines = text.trimEnd().split("\n");
@@ -114,7 +138,7 @@ export function addSections(text: string, sections: readonly Section[]): string 
   const cell = (mark: string, l: string, r: string) =>
     `${mark}  ${escapeControls(l).padEnd(width)}  ${escapeControls(r)}`.trimEnd();
   for (const s of sections) {
-    lines.push(s.title);
+    lines.push(escapeControls(s.title));
     for (const r of s.rows) lines.push(cell(r.mark, r.pod, r.guest));
   }
   return `${[...lines, verdict].join("\n")}\n`;

@@ -104,3 +104,42 @@ export async function readListings(
   optional("route-text6", text6);
   return out.sort((a, b) => LISTING_NAMES.indexOf(a.name) - LISTING_NAMES.indexOf(b.name));
 }
+
+/** Each listing's own `ip` words, for a read of some of them. */
+function listingArgs(name: ListingName): string[] {
+  if (name === "link" || name === "address" || name === "nexthop")
+    return ["-d", "-j", name, "show"];
+  const family = `-${name.slice(-1)}`;
+  if (name.startsWith("route-text")) return ["-d", family, "route", "show", "table", "all"];
+  const [, line = ""] = PER_FAMILY.find(([n]) => name.slice(0, -1) === n) ?? [];
+  return ["-d", "-j", family, ...line.split(" ")];
+}
+
+/**
+ * Some listings alone, each by its own `ip` run, printed as readListings
+ * prints them: a read cheap enough to repeat while waiting for something
+ * (the address flags of duplicate address detection), where readListings
+ * takes every listing at one moment.
+ */
+export async function readSomeListings(
+  runner: IpRunner,
+  names: ReadonlySet<ListingName>,
+  opts: { signal?: AbortSignal } = {},
+): Promise<RawListing[]> {
+  const wanted = LISTING_NAMES.filter((n) => names.has(n));
+  const runs = await Promise.all(
+    wanted.map((name) => runIpRaw(runner, listingArgs(name), opts).then((r) => ({ name, r }))),
+  );
+  return runs.map(({ name, r }): RawListing => {
+    const args = listingArgs(name);
+    // As readListings: only IPv6's and the optional listings may be missing from a kernel.
+    const optional = name.endsWith("6") || name === "nexthop" || name === "route-text4";
+    if (r.code !== 0 && optional && UNSUPPORTED.test(r.stderr))
+      return { name, output: "", error: r.stderr.trim() };
+    if (r.code !== 0) throw rawRunError(args, r);
+    if (name === "nexthop" || name.startsWith("route-text"))
+      return { name, output: r.stdout.trim() || "[]" };
+    const [doc = []] = splitJsonDocuments(r.stdout);
+    return { name, output: JSON.stringify(doc) };
+  });
+}
