@@ -128,6 +128,21 @@ describe("validateApply", () => {
       [
         {
           interfaces: [
+            {
+              mac: "02:00:00:00:00:01",
+              mtu: 1000,
+              addresses: [
+                { address: "10.0.0.1", prefix: 24 },
+                { address: "2001:db8::1", prefix: 64 },
+              ],
+            },
+          ],
+        },
+        "desired.interfaces[0].mtu: 1000 is below 1280, the least MTU IPv6 takes, and desired.interfaces[0].addresses[1].address is IPv6 (2001:db8::1)",
+      ],
+      [
+        {
+          interfaces: [
             { mac: "02:00:00:00:00:01", addresses: [{ address: "10.0.0.1", prefix: 40 }] },
           ],
         },

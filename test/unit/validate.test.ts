@@ -425,6 +425,27 @@ describe("validateInterface", () => {
     });
   });
 
+  it("refuses an MTU below IPv6's 1280 when an IPv6 address is listed, naming it", () => {
+    const v6 = [
+      { address: "10.0.0.2", mask: "24" },
+      { address: "fe80::1", mask: "64" },
+    ];
+    const err = invalid(
+      () => validateInterface(iface({ mtu: 1279n, IPAddresses: v6 })),
+      "interface.mtu",
+      1279,
+    );
+    expect(err.message).toBe(
+      "interface.mtu: 1279 is below 1280, the least MTU IPv6 takes, and interface.IPAddresses[1].address is IPv6 (fe80::1): the kernel drops a link's IPv6 addresses below it",
+    );
+    // At 1280, with no IPv6 address, or 0 (left as it is): taken.
+    expect(validateInterface(iface({ mtu: 1280n, IPAddresses: v6 })).mtu).toBe(1280);
+    const v4 = [{ address: "10.0.0.2", mask: "24" }];
+    expect(validateInterface(iface({ mtu: 68n, IPAddresses: v4 })).mtu).toBe(68);
+    expect(validateInterface(iface({ mtu: 0n, IPAddresses: v6 })).mtu).toBe(0);
+    invalid(() => validateInterface(iface({ mtu: 67n, IPAddresses: v4 })), "interface.mtu", 67);
+  });
+
   it("keeps MTU 0 and an empty name as 'leave as is'", () => {
     expect(validateInterface(iface({}))).toMatchObject({ name: "", mtu: 0, noarp: false });
   });

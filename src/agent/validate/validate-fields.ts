@@ -74,6 +74,29 @@ export function mtuOrZero(field: string, value: number): number {
   return value === 0 ? 0 : validateMtu(field, value);
 }
 
+/** The least MTU IPv6 takes: below it the kernel drops a link's IPv6 state (RFC 8200 section 5). */
+export const IPV6_MIN_MTU = 1280;
+
+/**
+ * An MTU below IPv6's least, for a link whose request lists an IPv6
+ * address (`ipv6`: its field and value): the kernel would drop the link's
+ * IPv6 addresses and routes, so the request cannot be carried out and is
+ * refused before anything changes. Without IPv6 addresses requested the
+ * kernel dropping them is what was asked for.
+ */
+export function mtuForIpv6(
+  field: string,
+  value: number,
+  ipv6?: { field: string; address: string },
+): void {
+  if (value === 0 || value >= IPV6_MIN_MTU || ipv6 === undefined) return;
+  throw invalid(
+    field,
+    value,
+    `is below ${IPV6_MIN_MTU}, the least MTU IPv6 takes, and ${ipv6.field} is IPv6 (${ipv6.address}): the kernel drops a link's IPv6 addresses below it`,
+  );
+}
+
 /** An address, of `family` when one is given. */
 export function validIp(field: string, value: string, family?: Family): ParsedIp {
   const parsed = parseIp(value);

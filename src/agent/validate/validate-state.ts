@@ -31,6 +31,7 @@ import {
   bounded,
   cidr,
   invalid,
+  mtuForIpv6,
   mtuOrZero,
   stateFamily,
   validateMac,
@@ -118,10 +119,20 @@ export function validateApply(request: ApplyRequest): DesiredState {
       return desiredAddress(af, a, p);
     });
     const attrs = linkAttrs(f, i);
+    const v6 = addresses.findIndex((a) => a.family === 6);
+    const ipv6 = i.addresses[v6];
+    mtuForIpv6(
+      `${f}.mtu`,
+      mtuOrZero(`${f}.mtu`, i.mtu),
+      ipv6 && {
+        field: `${f}.addresses[${v6}].address`,
+        address: ipv6.address,
+      },
+    );
     links.push({
       mac,
       name: i.name,
-      mtu: mtuOrZero(`${f}.mtu`, i.mtu),
+      mtu: i.mtu,
       noarp: i.noarp,
       up: i.up,
       addresses,

@@ -10,6 +10,7 @@ import { Code, TtrpcError } from "../../ttrpc/codes";
 import {
   invalid,
   validIp as ip,
+  mtuForIpv6,
   resolveFamily,
   validateMac,
   validateMtu,
@@ -57,6 +58,16 @@ export function validateInterface(iface: Interface | undefined): InterfaceSpec {
     seen.add(key);
     addresses.push({ family, address: parsed.text, prefix });
   });
+  const v6 = addresses.findIndex((a) => a.family === 6);
+  const ipv6 = addresses[v6];
+  mtuForIpv6(
+    "interface.mtu",
+    mtu,
+    ipv6 && {
+      field: `interface.IPAddresses[${v6}].address`,
+      address: ipv6.address,
+    },
+  );
   return {
     mac,
     name: iface.name,
