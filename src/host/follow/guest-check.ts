@@ -7,22 +7,31 @@
  * and the packet filters compared (iptables-mirror.ts). A link's carrier
  * follows a change by up to a second, so findings are read again after a
  * pause before they count, as sync's own check does (sync-verify.ts).
+ * The guest's addresses tentative where the pod's are not are waited for
+ * (at most TENTATIVE_WAIT_MS, on the first read after a sync) and count
+ * while they last: an equal guest can use every address its pod can.
  */
 import type { AgentClient } from "../../client/client";
 import { compareBoth, NoCompleteRead } from "../compare/complete-compare";
+import { TENTATIVE_WAIT_MS } from "../compare/usable-addresses";
 import { compareRules, readGuestRules } from "../sync/iptables-mirror";
 import type { PodState } from "../sync/sync-once";
-import { findingText, VERIFY_PAUSE_MS, VERIFY_READS } from "../sync/sync-verify";
+import {
+  findingText,
+  stillTentativeText,
+  VERIFY_PAUSE_MS,
+  VERIFY_READS,
+} from "../sync/sync-verify";
 import type { PodCheck } from "../watch/pod-sync";
 
 /** One comparison: its differences, one line each. */
 async function compareOnce(
   client: AgentClient,
   pod: PodState,
-  opts: { netns: string; label: string; timeoutMs: number },
+  opts: { netns: string; label: string; timeoutMs: number; tentativeWaitMs: number },
 ): Promise<string[]> {
-  const { findings } = await compareBoth(client, { ...opts, probes: 0 });
-  const out = findings.map(findingText);
+  const { findings, usable } = await compareBoth(client, { ...opts, probes: 0 });
+  const out = [...findings.map(findingText), ...usable.still.map(stillTentativeText)];
   if (pod.rules !== undefined) {
     const guest = await readGuestRules(client, { timeoutMs: opts.timeoutMs });
     const rules = compareRules(pod.rules, guest);
@@ -52,7 +61,9 @@ export async function checkGuest(
   const reads = opts.settle ? VERIFY_READS : 1;
   for (let read = 1; read <= reads; read++) {
     try {
-      differences = await slot(() => compareOnce(client, pod, opts));
+      // Only after a sync, and once: before the first a difference only means a sync is sent.
+      const tentativeWaitMs = opts.settle && read === 1 ? TENTATIVE_WAIT_MS : 0;
+      differences = await slot(() => compareOnce(client, pod, { ...opts, tentativeWaitMs }));
     } catch (err) {
       if (err instanceof NoCompleteRead) return { unchecked: err.message };
       throw err;
