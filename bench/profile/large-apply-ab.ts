@@ -10,13 +10,21 @@
  * with ip -batch; this compares two agents at the resolution row 12's
  * noise (its floor varies by a fifth from pair to pair) does not give.
  *
- *   bun bench/profile/large-apply-ab.ts [--pairs 15] [--a-bin PATH] [--b-bin PATH]
+ *   bun bench/profile/large-apply-ab.ts [--pairs 15] [--a-bin PATH] [--b-bin PATH] [--b-policy]
+ *
+ * --b-policy: B is restarted, after its first Apply, under the policy
+ * `netagentctl policy` writes for the state it is sent (the cost of the checks).
  */
 
+import { writeFileSync } from "node:fs";
+import { create } from "@bufbuild/protobuf";
+import { validateApply } from "../../src/agent/validate/validate-state";
 import { AgentClient } from "../../src/client/client";
-import { Network } from "../../src/gen/network_pb";
+import { ApplyRequestSchema, Network } from "../../src/gen/network_pb";
+import { policyForState } from "../../src/host/policy/policy-from-pod";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns, randomMac } from "../../test/helpers/netns";
+import { tempDir } from "../../test/helpers/tmp";
 import { addVeth } from "../../test/host/helpers";
 import { largeState } from "../../test/support/large-state";
 import { option } from "../lib/args";
@@ -27,22 +35,38 @@ import { flushLargeState } from "../rows/large-state";
 
 const pairs = Number(option("--pairs", "15"));
 const bins = { a: option("--a-bin", ""), b: option("--b-bin", "") };
+const bPolicy = process.argv.includes("--b-policy");
 
 const cleanup: (() => Promise<unknown>)[] = [];
 try {
-  const guest = async (bin: string) => {
+  const guest = async (bin: string, withPolicy = false) => {
     const ns = await Netns.create("nh12ab");
     cleanup.push(() => ns.remove());
     const macs = [randomMac(), randomMac()];
     await addVeth(ns, "eth0", macs[0] as string);
     await addVeth(ns, "eth1", macs[1] as string);
-    const agent = await startAgent({ netns: ns, ...(bin ? { binary: bin } : {}) });
-    cleanup.push(() => agent.stop());
-    const client = await AgentClient.connect(`unix://${agent.socket}`);
-    cleanup.push(async () => client.close());
+    let agent = await startAgent({ netns: ns, ...(bin ? { binary: bin } : {}) });
+    let client = await AgentClient.connect(`unix://${agent.socket}`);
     await client.unary(Network.method.apply, { desired: largeState(macs) }, { timeoutMs: 120_000 });
     // As row 12: the guest's own Get after a first Apply is the desired state.
     const desired = await client.unary(Network.method.get, {});
+    if (withPolicy) {
+      const dir = tempDir("netagent-bench-policy-");
+      cleanup.push(async () => dir.remove());
+      const policy = policyForState(
+        validateApply(create(ApplyRequestSchema, { desired, exact: true })),
+      );
+      writeFileSync(dir.join("policy.json"), JSON.stringify(policy));
+      client.close();
+      await agent.stop();
+      const args = ["--policy", dir.join("policy.json")];
+      agent = await startAgent({ netns: ns, args, ...(bin ? { binary: bin } : {}) });
+      client = await AgentClient.connect(`unix://${agent.socket}`);
+    }
+    const running = agent;
+    const connected = client;
+    cleanup.push(() => running.stop());
+    cleanup.push(async () => connected.close());
     return {
       ns,
       client,
@@ -54,7 +78,7 @@ try {
     };
   };
   const a = await guest(bins.a);
-  const b = await guest(bins.b);
+  const b = await guest(bins.b, bPolicy);
   const counts = async (ns: Netns) => {
     const routes = await ns.json<{ table?: string; protocol?: string }[]>(
       "route",

@@ -7,18 +7,23 @@
  *
  *   bun bench/profile/pod-sync-ab.ts [--pairs 21] [--a "--ip-session off"] [--b ""]
  *                                    [--a-bin PATH] [--b-bin PATH]
- *                                    [--a-env "K=V K2=V2"] [--b-env "..."]
+ *                                    [--a-env "K=V K2=V2"] [--b-env "..."] [--b-policy]
  *
+ * (--b-policy: B runs under the pod's own generated policy, `netagentctl
+ * policy`'s, given with --policy: the cost of the checks.)
  * (--a-bin/--b-bin: another build than dist/netagent for that side, e.g. a
  * copy of the previous commit's.) Besides the wall time, each side's agent
  * CPU per sync (bench/lib/cpu-time.ts), steadier under load.
  */
 
+import { writeFileSync } from "node:fs";
 import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
+import { policyForKata } from "../../src/host/policy/policy-from-pod";
 import { syncAgent } from "../../src/host/sync/drive-agent";
 import { startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
+import { tempDir } from "../../test/helpers/tmp";
 import { addVeth } from "../../test/host/helpers";
 import { threadsCpuNs } from "../lib/cpu-time";
 import { interleave } from "../lib/interleave";
@@ -43,6 +48,16 @@ const envs = { a: envOf(opt("--a-env", "")), b: envOf(opt("--b-env", "")) };
 const { pod, req, iface } = await ptpSync();
 const cleanup: (() => Promise<void> | void)[] = [() => pod.remove()];
 try {
+  if (argv.includes("--b-policy")) {
+    const dir = tempDir("netagent-bench-policy-");
+    cleanup.push(() => dir.remove());
+    const policy = policyForKata(req);
+    // The runs put the guest's name back (gst0) between syncs.
+    const names = policy.interfaces.names;
+    policy.interfaces.names = names === "any" ? names : [...names, "gst0"];
+    writeFileSync(dir.join("policy.json"), JSON.stringify(policy));
+    sides.b.push("--policy", dir.join("policy.json"));
+  }
   const guest = async (args: string[], binary: string, env: Record<string, string>) => {
     const ns = await Netns.create("nh5ab");
     cleanup.push(() => ns.remove());

@@ -31,94 +31,88 @@ export function checkRoutes(
   const types = new Set<string>(p.types);
   const scopes = new Set<string>(p.scopes);
   const objects = new Map<number, Nexthop>((routes.nexthops ?? []).map((n) => [n.id, n]));
-  for (const [i, r] of routes.list.entries()) {
-    const f = `${routes.field}[${i}]`;
+  const list = routes.list;
+  // No allocation per route on the way through: the field's name is built only for a refusal.
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i] as Route;
+    const f = () => `${routes.field}[${i}]`;
     const table = r.table ?? MAIN;
     if (!tables.has(table)) {
-      return refuse("routes.tables", `${f}.table`, table, `is not one of [${p.tables.join(", ")}]`);
+      return refuse(
+        "routes.tables",
+        `${f()}.table`,
+        table,
+        `is not one of [${p.tables.join(", ")}]`,
+      );
     }
     if (!types.has(r.type)) {
-      return refuse("routes.types", `${f}.type`, r.type, `is not one of [${p.types.join(", ")}]`);
+      return refuse("routes.types", `${f()}.type`, r.type, `is not one of [${p.types.join(", ")}]`);
     }
     const scope = SCOPE_OF[r.scope] ?? String(r.scope);
     if (!scopes.has(scope)) {
-      return refuse("routes.scopes", `${f}.scope`, scope, `is not one of [${p.scopes.join(", ")}]`);
+      return refuse(
+        "routes.scopes",
+        `${f()}.scope`,
+        scope,
+        `is not one of [${p.scopes.join(", ")}]`,
+      );
     }
     if (!c.destinations.has(r.dst)) {
       return refuse(
         "routes.destinations",
-        `${f}.dest`,
+        `${f()}.dest`,
         r.dst,
         `is not admitted by ${c.destinations.text}`,
       );
     }
-    const bad = checkPaths(c, f, r, objects);
-    if (bad) return bad;
+    const own = checkPath(c, r.dev, r.gateway);
+    if (own) return own(f());
+    if (r.hops !== undefined) {
+      for (let k = 0; k < r.hops.length; k++) {
+        const h = r.hops[k] as NonNullable<Route["hops"]>[number];
+        const bad = checkPath(c, h.dev, h.gateway);
+        if (bad) return bad(`${f()}.hops[${k}]`);
+      }
+    }
+    const object = r.nhid === undefined ? undefined : objects.get(r.nhid);
+    if (object) {
+      const bad = checkPath(c, object.dev, object.gateway);
+      if (bad) return bad(`${f()}.nhid`);
+    }
     if (
       r.prefsrc !== undefined &&
       (isLoopback(r.prefsrc) || !c.addresses[r.family].hasAddress(r.prefsrc))
     ) {
       return refuse(
         "routes.sources",
-        `${f}.source`,
+        `${f()}.source`,
         r.prefsrc,
         `is not an address the policy admits (${c.addresses[r.family].text})`,
       );
     }
   }
   for (const [i, n] of (routes.nexthops ?? []).entries()) {
-    const f = `desired.nexthops[${i}]`;
-    if (n.dev === "lo")
-      return refuse("routes.lo", `${f}.device`, n.dev, "no route goes through lo");
-    if (n.gateway !== undefined && !c.gateways.hasAddress(n.gateway)) {
-      return refuse(
-        "routes.gateways",
-        `${f}.gateway`,
-        n.gateway,
-        `is not inside ${c.gateways.text}`,
-      );
-    }
+    const bad = checkPath(c, n.dev, n.gateway);
+    if (bad) return bad(`desired.nexthops[${i}]`);
   }
   return undefined;
 }
 
-/** A route's own gateway and device, its paths', and its nexthop object's. */
-function checkPaths(
+/** One path (device and gateway): undefined when admitted, else the refusal for its field. */
+function checkPath(
   c: CompiledPolicy,
-  f: string,
-  r: Route,
-  objects: ReadonlyMap<number, Nexthop>,
-): Refusal | undefined {
-  const paths: { field: string; gateway?: string; dev: string }[] = [
-    { field: f, dev: r.dev, ...(r.gateway ? { gateway: r.gateway } : {}) },
-    ...(r.hops ?? []).map((h, k) => ({ field: `${f}.hops[${k}]`, ...h })),
-  ];
-  const object = r.nhid === undefined ? undefined : objects.get(r.nhid);
-  if (object)
-    paths.push({
-      field: `${f}.nhid`,
-      dev: object.dev,
-      ...(object.gateway ? { gateway: object.gateway } : {}),
-    });
-  for (const p of paths) {
-    if (p.dev === "lo")
-      return refuse("routes.lo", `${p.field}.device`, p.dev, "no route goes through lo");
-    if (c.names !== "any" && p.dev !== "" && !c.names.has(p.dev)) {
-      return refuse(
-        "interfaces.names",
-        `${p.field}.device`,
-        p.dev,
-        `is not a link the policy names`,
-      );
-    }
-    if (p.gateway !== undefined && !c.gateways.hasAddress(p.gateway)) {
-      return refuse(
-        "routes.gateways",
-        `${p.field}.gateway`,
-        p.gateway,
-        `is not inside ${c.gateways.text}`,
-      );
-    }
+  dev: string,
+  gateway: string | undefined,
+): ((field: string) => Refusal) | undefined {
+  if (dev === "lo") {
+    return (f) => refuse("routes.lo", `${f}.device`, dev, "no route goes through lo");
+  }
+  if (c.names !== "any" && dev !== "" && !c.names.has(dev)) {
+    return (f) => refuse("interfaces.names", `${f}.device`, dev, "is not a link the policy names");
+  }
+  if (gateway !== undefined && gateway !== "" && !c.gateways.hasAddress(gateway)) {
+    return (f) =>
+      refuse("routes.gateways", `${f}.gateway`, gateway, `is not inside ${c.gateways.text}`);
   }
   return undefined;
 }

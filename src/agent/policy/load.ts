@@ -12,7 +12,7 @@ import { type Policy, PolicyError, parsePolicy } from "./schema";
 
 export const DEFAULT_POLICY_PATH = "/etc/netagent/policy.json";
 /** A policy file larger than this is refused. */
-export const MAX_POLICY_BYTES = 1 << 20;
+export const MAX_POLICY_BYTES = 4 << 20;
 
 export interface PolicySources {
   /** `--policy`. */

@@ -1,40 +1,55 @@
 /**
- * The policy's prefix lists, read once by ipaddr.js into a form that
- * answers "is this address inside" and "is this prefix listed" without
- * parsing the policy again per route: a large Apply asks it 10,000 times.
- * Pure.
+ * The policy's prefix lists, read once into bytes so that "is this address
+ * inside" and "is this prefix listed" cost a set lookup or a few byte
+ * compares: a large Apply asks 10,000 times. Addresses are read by the
+ * model's parseIp (ipaddr.js for IPv6 and the unusual IPv4 forms, a
+ * hand-written dotted quad otherwise) and written back in the model's
+ * canonical text, the form every validated route and address already has,
+ * so a listed prefix is found by its text. Pure.
  */
-import ipaddr from "ipaddr.js";
-
-type Addr = ipaddr.IPv4 | ipaddr.IPv6;
+import { type Family, maxPrefix, networkText, parseIp } from "../../net/model/address";
 
 interface Net {
-  range: Addr;
+  family: Family;
+  /** The network's bytes (host bits clear). */
+  bytes: number[];
   len: number;
+  /** Canonical `network/len`. */
   text: string;
 }
 
-/** A CIDR as ipaddr.js reads it, host bits cleared; undefined when it is not one. */
+/** A CIDR, host bits cleared; undefined when it is not one. */
 export function parseCidr(text: string): Net | undefined {
-  try {
-    const [addr, len] = ipaddr.parseCIDR(text);
-    const range = ipaddr.parse(
-      addr.kind() === "ipv4"
-        ? ipaddr.IPv4.networkAddressFromCIDR(text).toString()
-        : ipaddr.IPv6.networkAddressFromCIDR(text).toString(),
-    );
-    return { range, len, text: `${range.toString()}/${len}` };
-  } catch {
-    return undefined;
-  }
+  const slash = text.indexOf("/");
+  if (slash < 0) return undefined;
+  const ip = parseIp(text.slice(0, slash));
+  const lenText = text.slice(slash + 1);
+  if (typeof ip === "string" || !/^\d{1,3}$/.test(lenText)) return undefined;
+  const len = Number(lenText);
+  if (len > maxPrefix(ip.family)) return undefined;
+  const network = networkText(ip.bytes, len);
+  const parsed = parseIp(network);
+  if (typeof parsed === "string") return undefined;
+  return { family: ip.family, bytes: parsed.bytes, len, text: `${network}/${len}` };
 }
 
-function parseAddr(text: string): Addr | undefined {
-  try {
-    return ipaddr.parse(text);
-  } catch {
-    return undefined;
-  }
+/** Whether `bytes` (of `family`) lies inside `net`. */
+function inside(family: Family, bytes: readonly number[], net: Net): boolean {
+  if (family !== net.family) return false;
+  const full = net.len >> 3;
+  for (let i = 0; i < full; i++) if (bytes[i] !== net.bytes[i]) return false;
+  const rest = net.len & 7;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return ((bytes[full] as number) & mask) === net.bytes[full];
+}
+
+const MEMO_MAX = 65536;
+
+/** Remembers answers by text, up to {@link MEMO_MAX} (a large Apply repeats its gateways). */
+function remember(memo: Map<string, boolean>, key: string, answer: boolean): boolean {
+  if (memo.size < MEMO_MAX) memo.set(key, answer);
+  return answer;
 }
 
 /** A list of prefixes: addresses inside any of them. */
@@ -55,30 +70,26 @@ export class PrefixList {
   hasAddress(ip: string): boolean {
     const known = this.memo.get(ip);
     if (known !== undefined) return known;
-    const addr = parseAddr(ip);
-    const inside =
-      addr !== undefined &&
-      this.nets.some((n) => n.range.kind() === addr.kind() && addr.match(n.range, n.len));
-    if (this.memo.size < 65536) this.memo.set(ip, inside);
-    return inside;
+    const addr = parseIp(ip);
+    if (typeof addr === "string") return remember(this.memo, ip, false);
+    return remember(
+      this.memo,
+      ip,
+      this.nets.some((n) => inside(addr.family, addr.bytes, n)),
+    );
   }
 
-  /** Whether the prefix `ip/len` lies inside one of the prefixes (as long or longer). */
-  hasPrefix(ip: string, len: number): boolean {
-    const addr = parseAddr(ip);
-    return (
-      addr !== undefined &&
-      this.nets.some(
-        (n) => n.range.kind() === addr.kind() && len >= n.len && addr.match(n.range, n.len),
-      )
-    );
+  /** Whether the prefix `net` lies inside one of the prefixes (as long or longer). */
+  hasNet(net: Net): boolean {
+    return this.nets.some((n) => net.len >= n.len && inside(net.family, net.bytes, n));
   }
 }
 
-/** The policy's `{exact, within}`: a prefix listed as it is, or inside one of `within`. */
+/** The policy's `{exact, within}` for prefixes: listed as it is, or inside one of `within`. */
 export class PrefixSet {
   private readonly exact: Set<string>;
   private readonly within: PrefixList;
+  private readonly memo = new Map<string, boolean>();
 
   constructor(set: { exact: readonly string[]; within: readonly string[] }) {
     this.exact = new Set(
@@ -88,25 +99,19 @@ export class PrefixSet {
   }
 
   get text(): string {
-    return `exact [${[...this.exact].join(", ")}] within ${this.within.text}`;
+    const exact = [...this.exact];
+    const shown = exact.length > 8 ? [...exact.slice(0, 8), `... ${exact.length - 8} more`] : exact;
+    return `exact [${shown.join(", ")}] within ${this.within.text}`;
   }
 
-  /** Whether `cidr` (canonical or not) is admitted. */
+  /** Whether `cidr` is admitted (a validated route's destination is canonical: one lookup). */
   has(cidr: string): boolean {
+    if (this.exact.has(cidr)) return true;
+    const known = this.memo.get(cidr);
+    if (known !== undefined) return known;
     const net = parseCidr(cidr);
-    if (net === undefined) return false;
-    return this.exact.has(net.text) || this.within.hasPrefix(net.range.toString(), net.len);
-  }
-
-  /** Whether the address `ip` is one of the set's addresses (inside a listed prefix). */
-  hasAddress(ip: string): boolean {
-    const addr = parseAddr(ip);
-    if (addr === undefined) return false;
-    for (const e of this.exact) {
-      const n = parseCidr(e) as Net;
-      if (n.range.kind() === addr.kind() && addr.match(n.range, n.len)) return true;
-    }
-    return this.within.hasAddress(ip);
+    const ok = net !== undefined && (this.exact.has(net.text) || this.within.hasNet(net));
+    return remember(this.memo, cidr, ok);
   }
 }
 
@@ -117,13 +122,11 @@ export class AddressSet {
   private readonly within: PrefixList;
 
   constructor(set: { exact: readonly string[]; within: readonly string[] }) {
-    const parsed = set.exact
-      .map((c) => {
-        const [ip, len] = c.split("/");
-        const addr = parseAddr(ip ?? "");
-        return addr ? { ip: addr.toString(), len } : undefined;
-      })
-      .filter((x): x is { ip: string; len: string } => x !== undefined);
+    const parsed = set.exact.flatMap((c) => {
+      const [ip = "", len] = c.split("/");
+      const addr = parseIp(ip);
+      return typeof addr === "string" ? [] : [{ ip: addr.text, len }];
+    });
     this.exact = new Set(parsed.map((x) => `${x.ip}/${x.len}`));
     this.exactIps = new Set(parsed.map((x) => x.ip));
     this.within = new PrefixList(set.within);
@@ -135,15 +138,16 @@ export class AddressSet {
 
   /** Whether the address `ip` with prefix length `len` may be given to a link. */
   has(ip: string, len: number): boolean {
-    const addr = parseAddr(ip);
-    if (addr === undefined) return false;
-    return this.exact.has(`${addr.toString()}/${len}`) || this.within.hasPrefix(ip, len);
+    const addr = parseIp(ip);
+    if (typeof addr === "string") return false;
+    if (this.exact.has(`${addr.text}/${len}`)) return true;
+    return this.within.hasNet({ family: addr.family, bytes: addr.bytes, len, text: "" });
   }
 
   /** Whether `ip` is one of the addresses the set admits (a route's preferred source). */
   hasAddress(ip: string): boolean {
-    const addr = parseAddr(ip);
-    if (addr === undefined) return false;
-    return this.exactIps.has(addr.toString()) || this.within.hasAddress(ip);
+    const addr = parseIp(ip);
+    if (typeof addr === "string") return false;
+    return this.exactIps.has(addr.text) || this.within.hasAddress(ip);
   }
 }

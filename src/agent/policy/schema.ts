@@ -22,7 +22,12 @@ const Mac = v.pipe(
   v.toLowerCase(),
 );
 
-const List = <T extends v.GenericSchema>(item: T) => v.pipe(v.array(item), v.maxLength(4096));
+/** Entries of one list of a policy at most (as many as routes in one request). */
+export const MAX_POLICY_LIST = 100_000;
+
+/** A list of at most {@link MAX_POLICY_LIST} entries (a large pod lists 10,000 routes). */
+const List = <T extends v.GenericSchema>(item: T) =>
+  v.pipe(v.array(item), v.maxLength(MAX_POLICY_LIST));
 
 /** `"any"` or a list. */
 const AnyOr = <T extends v.GenericSchema>(item: T) => v.union([v.literal("any"), List(item)]);

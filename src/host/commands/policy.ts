@@ -4,18 +4,14 @@
  * (`--cni-config`), as JSON on stdout. No agent is called.
  */
 import { create } from "@bufbuild/protobuf";
-import { validateInterface, validateNeighbors } from "../../agent/validate/validate";
-import { validateRoutes } from "../../agent/validate/validate-routes";
 import { validateApply } from "../../agent/validate/validate-state";
 import { StateSchema } from "../../gen/network_pb";
 import { hasRules } from "../../net/iptables/iptables-text";
-import type { DesiredState } from "../../net/model/full-state";
 import { readPodRules } from "../pod/iptables-pod";
-import type { SyncRequests } from "../pod/pod-requests";
 import { defaultFor, readFreshDefaults } from "../pod/pod-state";
 import { CniConfigError, policyForCniConfig } from "../policy/policy-from-cni-config";
 import { GenpolicyError, policyForGenpolicy } from "../policy/policy-from-genpolicy";
-import { policyForState } from "../policy/policy-from-pod";
+import { policyForKata, policyForState } from "../policy/policy-from-pod";
 import { applyRequestFor } from "../sync/drive-state";
 import { type Command, parseFlags, readInput, UsageError } from "./common";
 import { podSource } from "./pod-source";
@@ -42,36 +38,6 @@ Prints (JSON) the guest network policy for a pod, to give the agent with
 
 Exit codes: 0 written; 1 the pod could not be read; 2 usage or bad input.
 `;
-
-/** The Kata requests of a CNI result as the agent validates them, as a desired state. */
-function desiredFromKata(requests: SyncRequests): DesiredState {
-  const links = requests.interfaces.map((i) => {
-    const spec = validateInterface(i);
-    return {
-      mac: spec.mac,
-      name: spec.name,
-      mtu: spec.mtu,
-      noarp: spec.noarp,
-      up: true,
-      addresses: spec.addresses,
-    };
-  });
-  const neighbors = validateNeighbors(requests.neighbors).specs.map((n) => ({
-    family: n.family,
-    ip: n.ip,
-    dev: n.dev,
-    lladdr: n.lladdr,
-    router: n.router,
-  }));
-  return {
-    links,
-    routes: validateRoutes(requests.routes),
-    rules: [],
-    neighbors,
-    sysctls: [],
-    nexthops: [],
-  };
-}
 
 export const policy: Command = {
   name: "policy",
@@ -127,7 +93,7 @@ export const policy: Command = {
           packetFilter: hasRules(rules[4]) || hasRules(rules[6]),
         });
       } else {
-        out = policyForState(desiredFromKata(await source.read()));
+        out = policyForKata(await source.read());
       }
     }
     ctx.write(`${JSON.stringify(out, null, 2)}\n`);

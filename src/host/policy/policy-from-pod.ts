@@ -12,7 +12,10 @@
 
 import { isDefaultRule } from "../../agent/policy/check-routes";
 import type { Policy } from "../../agent/policy/schema";
+import { validateInterface, validateNeighbors } from "../../agent/validate/validate";
+import { validateRoutes } from "../../agent/validate/validate-routes";
 import type { DesiredState } from "../../net/model/full-state";
+import type { SyncRequests } from "../pod/pod-requests";
 
 const SCOPE_NAMES: Record<number, "universe" | "site" | "link" | "host" | "nowhere"> = {
   0: "universe",
@@ -109,4 +112,39 @@ export function policyForState(desired: DesiredState, options: PodPolicyOptions 
     tuntap: { names: sorted(desired.links.filter((l) => l.tuntap).map((l) => l.name)) },
     phases: { initial: "setup", settleMs: 10_000, running: [] },
   };
+}
+
+/** Kata requests (a CNI result's, a pod's) as the agent validates them, as a desired state. */
+function desiredFromKata(requests: SyncRequests): DesiredState {
+  const links = requests.interfaces.map((i) => {
+    const spec = validateInterface(i);
+    return {
+      mac: spec.mac,
+      name: spec.name,
+      mtu: spec.mtu,
+      noarp: spec.noarp,
+      up: true,
+      addresses: spec.addresses,
+    };
+  });
+  const neighbors = validateNeighbors(requests.neighbors).specs.map((n) => ({
+    family: n.family,
+    ip: n.ip,
+    dev: n.dev,
+    lladdr: n.lladdr,
+    router: n.router,
+  }));
+  return {
+    links,
+    routes: validateRoutes(requests.routes),
+    rules: [],
+    neighbors,
+    sysctls: [],
+    nexthops: [],
+  };
+}
+
+/** The policy admitting exactly the Kata requests `requests` (UpdateInterface, UpdateRoutes, AddARPNeighbors). */
+export function policyForKata(requests: SyncRequests): Policy {
+  return policyForState(desiredFromKata(requests));
 }
