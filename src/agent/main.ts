@@ -29,7 +29,7 @@ import { vsockListenFd, vsockPeerCid } from "../transport/vsock";
 import { errorText } from "../ttrpc/run-call";
 import { ServiceRegistry } from "../ttrpc/service";
 import { type ChangeJournal, SerialQueue } from "./apply/serial-queue";
-import { ConfigError, parseArgs, USAGE } from "./config/config";
+import { type AgentConfig, ConfigError, parseArgs, USAGE } from "./config/config";
 import { Journal, StateDirError } from "./journal/journal";
 import { bootId, netnsId, readProcStat } from "./journal/proc-stat";
 import { leadProcessGroup } from "./journal/process-group";
@@ -173,7 +173,12 @@ async function recoverJournal(
   return journal;
 }
 
-async function main(argv: string[]): Promise<number> {
+/**
+ * The configuration from the flags and the kernel command line, or the
+ * exit code when there is nothing to serve: 0 after --help or --version,
+ * 2 (usage printed) for a bad value.
+ */
+function configOrExit(argv: string[]): AgentConfig | number {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs(argv, readCmdline());
@@ -192,7 +197,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`netagent ${AGENT_VERSION}\n`);
     return 0;
   }
-  const { config } = parsed;
+  return parsed.config;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const config = configOrExit(argv);
+  if (typeof config === "number") return config;
   const log = createLogger(config.logLevel);
   // Handlers go in before listening: a signal that arrives between
   // "listening" and their registration would otherwise kill the process

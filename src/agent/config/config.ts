@@ -156,8 +156,10 @@ export function parseCmdline(cmdline: string): Raw {
   return raw;
 }
 
-/** Resolves flags over the command line; throws ConfigError naming the bad value. */
-export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
+/** The flags as given, by key; --help and --version end the reading. */
+function readFlags(
+  argv: readonly string[],
+): { kind: "help" } | { kind: "version" } | { fromFlags: Raw; lists: Lists } {
   const fromFlags: Raw = {};
   const lists: Lists = { vsockAllowCid: [] };
   for (let i = 0; i < argv.length; i++) {
@@ -189,8 +191,14 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
     if (list !== undefined) lists[list].push(value);
     else if (key !== undefined) fromFlags[key] = value;
   }
-  const raw = { ...parseCmdline(cmdline), ...fromFlags };
+  return { fromFlags, lists };
+}
 
+/** Where to listen and the upstream, flags over the command line, checked together. */
+function addresses(
+  raw: Raw,
+  fromFlags: Raw,
+): { upstream: UpstreamAddress | undefined; listen: AgentAddress; listenText: string } {
   let upstream: UpstreamAddress | undefined;
   if (raw.upstream !== undefined) {
     try {
@@ -218,6 +226,47 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
       `--upstream: ${upstream.text} is the address netagent listens on (it would call itself)`,
     );
   }
+  return { upstream, listen, listenText };
+}
+
+/** The values that must be absolute paths or one of a few words. */
+function checkPaths(fromFlags: Raw, cmdline: string): void {
+  if (fromFlags.ipBin !== undefined && !fromFlags.ipBin.startsWith("/")) {
+    throw new ConfigError(
+      `--ip-bin: invalid value ${JSON.stringify(fromFlags.ipBin)} (expected an absolute path)`,
+    );
+  }
+  if (fromFlags.ipSession !== undefined && !["on", "off"].includes(fromFlags.ipSession)) {
+    throw new ConfigError(
+      `--ip-session: invalid value ${JSON.stringify(fromFlags.ipSession)} (expected on or off)`,
+    );
+  }
+  if (fromFlags.stateDir !== undefined && !fromFlags.stateDir.startsWith("/")) {
+    throw new ConfigError(
+      `--state-dir: invalid value ${JSON.stringify(fromFlags.stateDir)} (expected an absolute path)`,
+    );
+  }
+  const cmdlinePolicy = parseCmdline(cmdline).policy;
+  for (const [what, path] of [
+    ["--policy", fromFlags.policy],
+    ["netagent.policy=", cmdlinePolicy],
+  ] as const) {
+    if (path !== undefined && !path.startsWith("/")) {
+      throw new ConfigError(
+        `${what}: invalid value ${JSON.stringify(path)} (expected an absolute path)`,
+      );
+    }
+  }
+}
+
+/** Resolves flags over the command line; throws ConfigError naming the bad value. */
+export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
+  const flags = readFlags(argv);
+  if ("kind" in flags) return flags;
+  const { fromFlags, lists } = flags;
+  const raw = { ...parseCmdline(cmdline), ...fromFlags };
+
+  const { upstream, listen, listenText } = addresses(raw, fromFlags);
   const level = v.safeParse(LevelSchema, raw.logLevel ?? "info");
   if (!level.success) {
     throw new ConfigError(
@@ -250,32 +299,8 @@ export function parseArgs(argv: readonly string[], cmdline = ""): ParsedArgs {
     }
     idleTimeoutMs = idle.output;
   }
-  if (fromFlags.ipBin !== undefined && !fromFlags.ipBin.startsWith("/")) {
-    throw new ConfigError(
-      `--ip-bin: invalid value ${JSON.stringify(fromFlags.ipBin)} (expected an absolute path)`,
-    );
-  }
-  if (fromFlags.ipSession !== undefined && !["on", "off"].includes(fromFlags.ipSession)) {
-    throw new ConfigError(
-      `--ip-session: invalid value ${JSON.stringify(fromFlags.ipSession)} (expected on or off)`,
-    );
-  }
-  if (fromFlags.stateDir !== undefined && !fromFlags.stateDir.startsWith("/")) {
-    throw new ConfigError(
-      `--state-dir: invalid value ${JSON.stringify(fromFlags.stateDir)} (expected an absolute path)`,
-    );
-  }
+  checkPaths(fromFlags, cmdline);
   const cmdlinePolicy = parseCmdline(cmdline).policy;
-  for (const [what, path] of [
-    ["--policy", fromFlags.policy],
-    ["netagent.policy=", cmdlinePolicy],
-  ] as const) {
-    if (path !== undefined && !path.startsWith("/")) {
-      throw new ConfigError(
-        `${what}: invalid value ${JSON.stringify(path)} (expected an absolute path)`,
-      );
-    }
-  }
   let vsockAllowCids: Set<number> | undefined;
   if (lists.vsockAllowCid.length > 0) {
     if (listen.kind !== "vsock") {

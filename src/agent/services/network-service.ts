@@ -43,60 +43,67 @@ export interface NetworkServiceOptions {
   gate?: PolicyGate;
 }
 
+/** When to stop waiting for a hot-plugged link: shortly before the deadline, within the cap. */
+function hotplugGiveUp(options: NetworkServiceOptions, ctx: CallContext): number {
+  const start = performance.now();
+  const cap = start + (options.hotplugMaxWaitMs ?? HOTPLUG_MAX_WAIT_MS);
+  const deadline = Math.min(ctx.deadline ?? start + options.hotplugTimeoutMs, cap);
+  // Answer "Link not found" before the deadline so the runtime sees that
+  // text (and retries), not DEADLINE_EXCEEDED.
+  return ctx.deadline !== undefined && ctx.deadline <= cap
+    ? deadline - Math.min(500, (deadline - start) / 5)
+    : deadline;
+}
+
+/**
+ * Waits until a link with `mac` exists, until `giveUp`, reading every
+ * `pollMs`. Runs outside the write queue (reads only): a NIC that is slow
+ * to appear holds up no other network change.
+ */
+async function waitForLink(
+  options: NetworkServiceOptions,
+  mac: string,
+  ctx: CallContext,
+  giveUp: number,
+): Promise<void> {
+  const { ip, log } = options;
+  const pollMs = options.pollMs ?? 50;
+  // Info: a call held up by a NIC not there yet is what a stuck pod shows first.
+  log.info("waiting for a hot-plugged link", { hwAddr: mac });
+  for (;;) {
+    const readStart = performance.now();
+    const state = await ip.readLinks({ signal: ctx.signal });
+    if (state.links.some((l) => l.mac === mac)) return;
+    // Another poll must fit before giving up, reads as slow as this one.
+    const nextDone = performance.now() + pollMs + (performance.now() - readStart);
+    if (nextDone > giveUp || ctx.signal.aborted) {
+      throw new TtrpcError(`Link not found (hwAddr ${mac})`, Code.NOT_FOUND);
+    }
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+/** NOT_FOUND naming `what[i].device` for the first item whose device is not a link. */
+function requireDevices(
+  state: { links: readonly Pick<Link, "name">[] },
+  what: string,
+  items: readonly { dev: string }[],
+): void {
+  const names = new Set(state.links.map((l) => l.name));
+  // The field's name is built only for the error (10,000 routes, every call).
+  const i = items.findIndex((item) => !names.has(item.dev));
+  if (i === -1) return;
+  const dev = (items[i] as { dev: string }).dev;
+  throw new TtrpcError(`Link not found (${what}[${i}].device ${dev})`, Code.NOT_FOUND);
+}
+
+/** grpc.AgentService's network methods on `options.ip`, serialised on `options.queue`. */
 export function createNetworkService(
   options: NetworkServiceOptions,
 ): ServiceImpl<typeof AgentService> {
   const { ip, log, gate } = options;
-  const pollMs = options.pollMs ?? 50;
   const queue = options.queue ?? new SerialQueue();
   const memo = new NoChangeMemo();
-
-  /** When to stop waiting for a hot-plugged link: shortly before the deadline, within the cap. */
-  function hotplugGiveUp(ctx: CallContext): number {
-    const start = performance.now();
-    const cap = start + (options.hotplugMaxWaitMs ?? HOTPLUG_MAX_WAIT_MS);
-    const deadline = Math.min(ctx.deadline ?? start + options.hotplugTimeoutMs, cap);
-    // Answer "Link not found" before the deadline so the runtime sees that
-    // text (and retries), not DEADLINE_EXCEEDED.
-    return ctx.deadline !== undefined && ctx.deadline <= cap
-      ? deadline - Math.min(500, (deadline - start) / 5)
-      : deadline;
-  }
-
-  /**
-   * Waits until a link with `mac` exists, until `giveUp`. Runs outside the
-   * write queue (reads only): a NIC that is slow to appear holds up no
-   * other network change.
-   */
-  async function waitForLink(mac: string, ctx: CallContext, giveUp: number): Promise<void> {
-    // Info: a call held up by a NIC not there yet is what a stuck pod shows first.
-    log.info("waiting for a hot-plugged link", { hwAddr: mac });
-    for (;;) {
-      const readStart = performance.now();
-      const state = await ip.readLinks({ signal: ctx.signal });
-      if (state.links.some((l) => l.mac === mac)) return;
-      // Another poll must fit before giving up, reads as slow as this one.
-      const nextDone = performance.now() + pollMs + (performance.now() - readStart);
-      if (nextDone > giveUp || ctx.signal.aborted) {
-        throw new TtrpcError(`Link not found (hwAddr ${mac})`, Code.NOT_FOUND);
-      }
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
-    }
-  }
-
-  /** NOT_FOUND naming `what[i].device` for the first item whose device is not a link. */
-  function requireDevices(
-    state: { links: readonly Pick<Link, "name">[] },
-    what: string,
-    items: readonly { dev: string }[],
-  ): void {
-    const names = new Set(state.links.map((l) => l.name));
-    // The field's name is built only for the error (10,000 routes, every call).
-    const i = items.findIndex((item) => !names.has(item.dev));
-    if (i === -1) return;
-    const dev = (items[i] as { dev: string }).dev;
-    throw new TtrpcError(`Link not found (${what}[${i}].device ${dev})`, Code.NOT_FOUND);
-  }
 
   return {
     async updateInterface(request, ctx) {
@@ -108,7 +115,7 @@ export function createNetworkService(
       }
       // A NIC the policy does not name is refused before any wait for it.
       gate?.precheck(askInterface(spec));
-      const giveUp = hotplugGiveUp(ctx);
+      const giveUp = hotplugGiveUp(options, ctx);
       for (;;) {
         // The link is looked for inside the queue (one read when it is
         // there); when it is not, the wait happens outside, then again.
@@ -121,7 +128,7 @@ export function createNetworkService(
           return linkToProto(now, spec.devicePath);
         }, ctx.signal);
         if (done) return done;
-        await waitForLink(spec.mac, ctx, giveUp);
+        await waitForLink(options, spec.mac, ctx, giveUp);
       }
     },
 
