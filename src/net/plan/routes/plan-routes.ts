@@ -91,21 +91,150 @@ export function planRoutes(
   }
 }
 
+/** What one pass plans toward, and what it may touch. */
+interface Scope {
+  exact: boolean;
+  /** A rollback: every route not kept deleted first (`deletesFirst`). */
+  restore: boolean;
+  owned: (r: Route) => boolean;
+  /** The current routes the plan owns, in the kernel's order. */
+  managed: readonly Route[];
+  supersedes: (k: Route) => boolean;
+  /** The kernel routes to keep or put back, then the desired ones. */
+  target: Route[];
+}
+
+function scopeOf(
+  current: readonly Route[],
+  desired: readonly Route[],
+  options: PlanOptions,
+): Scope {
+  const exact = options.exact === true;
+  const keepLinkless = options.keepLinkless === true;
+  const owned = (r: Route) => isManaged(r, keepLinkless);
+  // Most calls own every route: no copy then.
+  const managed = current.every(owned) ? current : current.filter(owned);
+  const supersedes = supersedeCheck(desired, [options.kernel ?? NONE, managed]);
+  const kernel = exact ? [] : (options.kernel ?? []).filter((k) => owned(k) && !supersedes(k));
+  const restore = exact && options.deletesFirst === true;
+  return { exact, restore, owned, managed, supersedes, target: [...kernel, ...desired] };
+}
+
+/**
+ * The operations that put missing routes in, in three buckets (routes
+ * without a gateway, with one, and gateway routes that overwrite a route
+ * without one), and the current routes they account for.
+ */
+class MissingRoutes {
+  readonly withoutGateway: RouteOp[] = [];
+  readonly withGateway: RouteOp[] = [];
+  // A gateway route overwriting a route without one (the PTP subnet route)
+  // may take away what makes other gateways reachable: those go last.
+  readonly overwritingLinkRoutes: RouteOp[] = [];
+  /** Current routes the plan already accounts for (overwritten or deleted early). */
+  readonly overwritten = new Set<Route>();
+  private heldSet: KeyMap<true> | undefined;
+
+  constructor(
+    private readonly scope: Scope,
+    private readonly index: PlanIndex,
+    /** Only ever asked of managed routes (callers check `owned` first). */
+    private readonly staying: ReadonlySet<Route>,
+  ) {}
+
+  /** Keys held by a route that stays: a `replace` there would overwrite it. */
+  held(): KeyMap<true> {
+    if (this.heldSet) return this.heldSet;
+    this.heldSet = new KeyMap();
+    for (const r of this.staying) this.heldSet.set(r, true);
+    return this.heldSet;
+  }
+
+  /**
+   * Plans one missing route: replace, or append where the key is held or
+   * the victim stays until the end. Pushes into its bucket (or `forced`,
+   * for a group that goes in together) and answers the bucket.
+   */
+  one(route: Route, forced?: RouteOp[], append = false): RouteOp[] {
+    const { index, overwritten } = this;
+    const { restore } = this.scope;
+    let ops = forced ?? (hasGateway(route) ? this.withGateway : this.withoutGateway);
+    // A route alone with its destination, and with no current route of its
+    // key, needs no account of held keys (no other route of the plan can share its key).
+    if (!append && index.alone(route)) {
+      ops.push({ op: "replace", route });
+      return ops;
+    }
+    const sameKey = index.sameKey(route);
+    let op: RouteOp;
+    const isHeld = append || this.held().get(route) === true;
+    // A restore deletes every route it does not keep first: nothing left to overwrite.
+    const victim = isHeld || restore ? undefined : firstWithKey(sameKey, route);
+    if (isHeld || (victim && this.keptUntilEnd(victim, route))) {
+      this.held().set(route, true);
+      for (const twin of this.leavingTwins(route, sameKey)) {
+        overwritten.add(twin);
+        ops.push({ op: "delete", route: twin, reason: "superseded" });
+      }
+      op = { op: "append", route };
+    } else {
+      this.held().set(route, true);
+      op = { op: "replace", route };
+      if (victim) {
+        overwritten.add(victim);
+        op = { ...op, overwrites: victim };
+        if (!forced && hasGateway(route) && !hasGateway(victim)) ops = this.overwritingLinkRoutes;
+      }
+    }
+    ops.push(op);
+    return ops;
+  }
+
+  /**
+   * `replace` overwrites the first route with its key, whatever its link. A
+   * route of another link that goes (stale, or superseded on its own link)
+   * stays until the deletes at the end: that link's gateways may be reached
+   * through it meanwhile. So a route whose victim is on another link is
+   * appended instead, and the victim deleted by name last.
+   */
+  private keptUntilEnd(victim: Route, by: Route): boolean {
+    return !this.scope.exact && victim.dev !== by.dev;
+  }
+
+  /**
+   * IPv6 refuses a second route with the same key, link and gateway
+   * ("File exists") and `replace` cannot choose what it overwrites, so a
+   * leftover twin goes just before the append (the only early delete). An
+   * IPv6 delete compares no source and, without a gateway, no gateway:
+   * every leaving route of that key and link goes with it, those with a
+   * gateway first, so each delete hits what it names.
+   */
+  private leavingTwins(route: Route, sameKey: readonly Route[]): Route[] {
+    if (route.family !== 6 || this.scope.restore) return [];
+    const { owned } = this.scope;
+    const paths = pathsOf(route);
+    const leaving = sameKey.filter(
+      (r) =>
+        owned(r) &&
+        pathsOf(r).some((p) => paths.some((q) => p.dev === q.dev)) &&
+        !this.staying.has(r) &&
+        !this.overwritten.has(r),
+    );
+    const twin = (r: Route) =>
+      pathsOf(r).some((p) => paths.some((q) => p.dev === q.dev && p.gateway === q.gateway));
+    if (!leaving.some(twin)) return [];
+    return leaving.sort((a, b) => Number(!hasGateway(a)) - Number(!hasGateway(b)));
+  }
+}
+
 function planOnce(
   current: readonly Route[],
   desired: readonly Route[],
   options: PlanOptions,
   rebuild: KeyMap<true>,
 ): { ops: RouteOp[]; conflicts: Route[] } {
-  const exact = options.exact === true;
-  const keepLinkless = options.keepLinkless === true;
-  const restore = exact && options.deletesFirst === true;
-  const owned = (r: Route) => isManaged(r, keepLinkless);
-  // Most calls own every route: no copy then.
-  const managed = current.every(owned) ? current : current.filter(owned);
-  const supersedes = supersedeCheck(desired, [options.kernel ?? NONE, managed]);
-  const kernel = exact ? [] : (options.kernel ?? []).filter((k) => owned(k) && !supersedes(k));
-  const target = [...kernel, ...desired];
+  const scope = scopeOf(current, desired, options);
+  const { exact, restore, owned, managed, target } = scope;
   // The table as it is, route for route in the target's order (a read-back
   // after a change: the request lists what Get listed): nothing is missing,
   // every route stays, and a key's routes are in the target's order, so
@@ -127,31 +256,10 @@ function planOnce(
     target,
     withProtocol: exact,
   });
-  // Only ever asked of managed routes (callers check `owned` first).
   const staying = new Set<Route>();
   const inPlace = target.map((r) => index.addMatches(r, staying));
-  const stays = (r: Route) => staying.has(r);
-  // `replace` overwrites the first route with its key, whatever its link. A
-  // route of another link that goes (stale, or superseded on its own link)
-  // stays until the deletes at the end: that link's gateways may be reached
-  // through it meanwhile. So a route whose victim is on another link is
-  // appended instead, and the victim deleted by name last.
-  const keptUntilEnd = (victim: Route, by: Route) => !exact && victim.dev !== by.dev;
-  // Keys held by a route that stays: a `replace` there would overwrite it.
-  let heldSet: KeyMap<true> | undefined;
-  const held = () => {
-    if (heldSet) return heldSet;
-    heldSet = new KeyMap();
-    for (const r of staying) heldSet.set(r, true);
-    return heldSet;
-  };
-  // Current routes the plan already accounts for (overwritten or deleted early).
-  const overwritten = new Set<Route>();
-  const withoutGateway: RouteOp[] = [];
-  const withGateway: RouteOp[] = [];
-  // A gateway route overwriting a route without one (the PTP subnet route)
-  // may take away what makes other gateways reachable: those go last.
-  const overwritingLinkRoutes: RouteOp[] = [];
+  const missing = new MissingRoutes(scope, index, staying);
+  const { overwritten, withoutGateway, withGateway } = missing;
   // A restore emits routes without a gateway first; it decides append or
   // replace in that order too (a forward plan's order is settled below).
   const indices = target.map((_, i) => i);
@@ -161,65 +269,6 @@ function planOnce(
         ...indices.filter((i) => hasGateway(target[i] as Route)),
       ]
     : indices;
-  /**
-   * Plans one missing route: replace, or append where the key is held or
-   * the victim stays until the end. Pushes into its bucket (or `forced`,
-   * for a group that goes in together) and answers the bucket.
-   */
-  const planOne = (route: Route, forced?: RouteOp[], append = false): RouteOp[] => {
-    let ops = forced ?? (hasGateway(route) ? withGateway : withoutGateway);
-    // A route alone with its destination, and with no current route of its
-    // key, needs no account of held keys (no other route of the plan can share its key).
-    if (!append && index.alone(route)) {
-      ops.push({ op: "replace", route });
-      return ops;
-    }
-    const sameKey = index.sameKey(route);
-    let op: RouteOp;
-    const isHeld = append || held().get(route) === true;
-    // A restore deletes every route it does not keep first: nothing left to overwrite.
-    const victim = isHeld || restore ? undefined : firstWithKey(sameKey, route);
-    if (isHeld || (victim && keptUntilEnd(victim, route))) {
-      held().set(route, true);
-      // IPv6 refuses a second route with the same key, link and gateway
-      // ("File exists") and `replace` cannot choose what it overwrites, so
-      // a leftover twin goes just before the append (the only early delete).
-      // An IPv6 delete compares no source and, without a gateway, no
-      // gateway: every leaving route of that key and link goes with it,
-      // those with a gateway first, so each delete hits what it names.
-      const paths = pathsOf(route);
-      const leaving =
-        route.family === 6 && !restore
-          ? sameKey.filter(
-              (r) =>
-                owned(r) &&
-                pathsOf(r).some((p) => paths.some((q) => p.dev === q.dev)) &&
-                !stays(r) &&
-                !overwritten.has(r),
-            )
-          : [];
-      const twin = (r: Route) =>
-        pathsOf(r).some((p) => paths.some((q) => p.dev === q.dev && p.gateway === q.gateway));
-      if (leaving.some(twin)) {
-        leaving.sort((a, b) => Number(!hasGateway(a)) - Number(!hasGateway(b)));
-        for (const twin of leaving) {
-          overwritten.add(twin);
-          ops.push({ op: "delete", route: twin, reason: "superseded" });
-        }
-      }
-      op = { op: "append", route };
-    } else {
-      held().set(route, true);
-      op = { op: "replace", route };
-      if (victim) {
-        overwritten.add(victim);
-        op = { ...op, overwrites: victim };
-        if (!forced && hasGateway(route) && !hasGateway(victim)) ops = overwritingLinkRoutes;
-      }
-    }
-    ops.push(op);
-    return ops;
-  };
 
   // Routes of one key go in together; IPv4's in the desired order (route-groups.ts).
   const groups = index.shared
@@ -249,7 +298,7 @@ function planOnce(
         ? { members: [i], ordered: true, together: true }
         : undefined);
     if (group === undefined) {
-      if (!inPlace[i]) planOne(route);
+      if (!inPlace[i]) missing.one(route);
       continue;
     }
     if (done.has(group)) continue;
@@ -271,27 +320,46 @@ function planOnce(
       }
       group.members.forEach((k, n) => {
         const r = target[k] as Route;
-        held().set(r, true);
+        missing.held().set(r, true);
         bucket.push(n === 0 ? { op: "replace", route: r } : { op: "append", route: r });
       });
       continue;
     }
     for (const k of group.members) {
-      if (!inPlace[k]) planOne(target[k] as Route, group.together ? bucket : undefined);
+      if (!inPlace[k]) missing.one(target[k] as Route, group.together ? bucket : undefined);
     }
   }
+  return finish(scope, missing, staying, recreate, (r) =>
+    deleteConflicts(r, (x) => index.sameKey(x).filter(owned), positionOf).filter(
+      (c) => rebuild.get(c) !== true,
+    ),
+  );
+}
 
+/**
+ * The deletes at the end (routes superseded, then stale ones) and the
+ * plan in its order; `conflicts` names the deletes that would hit a route
+ * the plan keeps or puts in before them.
+ */
+function finish(
+  scope: Scope,
+  missing: MissingRoutes,
+  staying: ReadonlySet<Route>,
+  recreate: ReadonlySet<Route>,
+  conflicts: (ops: RouteOp[]) => Route[],
+): { ops: RouteOp[]; conflicts: Route[] } {
+  const { exact, restore, managed, supersedes } = scope;
+  const { overwritten, withoutGateway, withGateway, overwritingLinkRoutes } = missing;
   const superseded: RouteOp[] = [];
   const stale: RouteOp[] = [];
   const inOrder =
     recreate.size === 0 ? managed : [...recreate, ...managed.filter((r) => !recreate.has(r))];
   for (const route of inOrder) {
     if (overwritten.has(route)) continue;
-    if (stays(route) || recreate.has(route)) {
+    if (staying.has(route) || recreate.has(route)) {
       if (recreate.has(route)) stale.push({ op: "delete", route, reason: "stale" });
       continue;
     }
-    if (overwritten.has(route)) continue;
     if (!exact && route.protocol === "kernel") {
       if (supersedes(route)) superseded.push({ op: "delete", route, reason: "superseded" });
       continue;
@@ -318,13 +386,7 @@ function planOnce(
     ...superseded,
     ...stale,
   ];
-  const deletes = ops.some((o) => o.op === "delete");
-  const conflicts = deletes
-    ? deleteConflicts(ops, (r) => index.sameKey(r).filter(owned), positionOf).filter(
-        (r) => rebuild.get(r) !== true,
-      )
-    : [];
-  return { ops, conflicts };
+  return { ops, conflicts: ops.some((o) => o.op === "delete") ? conflicts(ops) : [] };
 }
 
 /** Whether the two lists have routes of the same identities in the same order. */
