@@ -106,6 +106,25 @@ function policyRefusal(thrown: unknown): string | undefined {
  * retired NIC the guest still has, listed with no addresses and down
  * (name and MTU kept). The Kata calls ignore `full`.
  */
+/** What a resync event says of how its sync went, from the sync's report. */
+function howItWent(report: PodReport) {
+  return {
+    via: report.kind,
+    waited:
+      report.kind === "kata"
+        ? report.sync.interfaces
+            .filter((i) => i.attempts > 1)
+            .map((i) => ({ name: i.name, attempts: i.attempts }))
+        : [],
+    guestRoutes:
+      report.kind === "kata"
+        ? report.sync.routes.length
+        : (report.apply.result?.routes.length ?? 0),
+    packetFilter: packetFilterSummary(report.rules),
+    notMirrored: report.kind === "apply" ? report.apply.notMirrored : [],
+  };
+}
+
 function withRetired(pod: PodState, retired: readonly RetiredNic[]): PodState {
   const gone = retired.filter((r) => r.found);
   if (!pod.full || gone.length === 0) return pod;
@@ -257,19 +276,7 @@ export class PodSync {
         interfaces: requests.interfaces.length,
         routes: requests.routes.length,
         neighbors: requests.neighbors.length,
-        via: report.kind,
-        waited:
-          report.kind === "kata"
-            ? report.sync.interfaces
-                .filter((i) => i.attempts > 1)
-                .map((i) => ({ name: i.name, attempts: i.attempts }))
-            : [],
-        guestRoutes:
-          report.kind === "kata"
-            ? report.sync.routes.length
-            : (report.apply.result?.routes.length ?? 0),
-        packetFilter: packetFilterSummary(report.rules),
-        notMirrored: report.kind === "apply" ? report.apply.notMirrored : [],
+        ...howItWent(report),
         ...(verified ? { verified } : {}),
       });
       this.accept(pod);
