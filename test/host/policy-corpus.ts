@@ -184,7 +184,7 @@ export function hostileCorpus(kata: SyncRequests, apply: ApplyRequest, gw: strin
   iface("MTU 65535", "interfaces.mtu", (i) => {
     i.mtu = 65535n;
   });
-  iface("MTU 68", "interfaces.mtu", (i) => {
+  iface("MTU 68", "validation", (i) => {
     i.mtu = 68n;
   });
   iface("a rename to lo", "validation", (i) => {
@@ -260,7 +260,7 @@ export function hostileCorpus(kata: SyncRequests, apply: ApplyRequest, gw: strin
     if (attr) attr.value = "on";
     else i?.attrs.push(create(AttrSchema, { name: "promisc", value: "on" }));
   });
-  applied("MTU 68", "interfaces.mtu", (s) => {
+  applied("MTU 68", "validation", (s) => {
     const i = s.interfaces[0];
     if (i) i.mtu = 68;
   });

@@ -342,3 +342,24 @@ describe("policy checker", () => {
     expect(POLICY_REFUSAL.exec(message)?.[1]).toBe("routes.gateways");
   });
 });
+
+describe("the checker's scopes (before the read, after the plan)", () => {
+  const bad = askRoutes([route("0.0.0.0/0", { gateway: "192.0.2.1" })], true);
+  it("request: everything but the phase and the guest's state", () => {
+    expect(checkRequest(c, bad, { links: [] }, "running", "request")?.rule).toBe("routes.gateways");
+    expect(
+      checkRequest(c, askRoutes(POD_ROUTES, true), { links: [] }, "running", "request"),
+    ).toBeUndefined();
+  });
+  it("state: the phase, the links and the kernel's rules, not the routes again", () => {
+    expect(checkRequest(c, bad, { links: [] }, "setup", "state")).toBeUndefined();
+    expect(checkRequest(c, bad, { links: [] }, "running", "state")?.rule).toBe("phases.running");
+    const apply = askApply(state({ rules: [] }), true, true);
+    expect(
+      checkRequest(c, apply, { links: [], rules: DEFAULT_RULES }, "setup", "request"),
+    ).toBeUndefined();
+    expect(
+      checkRequest(c, apply, { links: [], rules: DEFAULT_RULES }, "setup", "state")?.rule,
+    ).toBe("rules.allowed");
+  });
+});

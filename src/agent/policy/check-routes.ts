@@ -141,9 +141,10 @@ export function checkRules(
   c: CompiledPolicy,
   rules: NonNullable<PolicyRequest["rules"]>,
   current: readonly Rule[],
+  parts: { add: boolean; remove: boolean } = { add: true, remove: true },
 ): Refusal | undefined {
   const p = c.policy.rules;
-  for (const [i, r] of rules.list.entries()) {
+  for (const [i, r] of (parts.add ? rules.list : []).entries()) {
     if (isDefaultRule(r)) continue;
     const f = `${rules.field}[${i}]`;
     if (!p.allowed)
@@ -165,7 +166,7 @@ export function checkRules(
       );
     }
   }
-  if (rules.exact) {
+  if (parts.remove && rules.exact) {
     const kept = rules.list
       .filter(isDefaultRule)
       .map((r) => `${r.family} ${r.priority} ${r.table}`);

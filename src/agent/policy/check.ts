@@ -15,6 +15,15 @@ export { type CompiledPolicy, compilePolicy } from "./compiled";
 
 export type Phase = "setup" | "running";
 
+/**
+ * What to check: everything; the request alone (before the guest is read:
+ * not the phase, not what depends on the guest's state); or, after such a
+ * check, what needs the guest and the plan (the phase, the links again,
+ * the kernel rules an exact Apply removes) without the request's routes,
+ * neighbours and sysctls again (a large Apply's 10,000 routes once).
+ */
+export type Scope = "all" | "request" | "state";
+
 const listText = (x: Set<string> | "any" | readonly unknown[]) =>
   `[${(x instanceof Set ? [...x] : Array.isArray(x) ? x : []).join(", ")}]`;
 
@@ -36,12 +45,15 @@ export function checkRequest(
   request: PolicyRequest,
   current: PolicyCurrent,
   phase: Phase,
+  scope: Scope = "all",
 ): Refusal | undefined {
   const p = c.policy;
   if (request.read) {
     return p.reads ? undefined : refuse("reads", "(call)", request.method, "reads are not allowed");
   }
-  if (phase === "running" && request.changes) {
+  const withRequest = scope !== "state";
+  const withState = scope !== "request";
+  if (withState && phase === "running" && request.changes) {
     const kind = kindsOf(request).find((k) => !p.phases.running.includes(k));
     if (kind !== undefined) {
       return refuse(
@@ -52,7 +64,7 @@ export function checkRequest(
       );
     }
   }
-  if (request.packetFilter && !p.packetFilter) {
+  if (withRequest && request.packetFilter && !p.packetFilter) {
     return refuse(
       "packetFilter",
       "(call)",
@@ -61,17 +73,22 @@ export function checkRequest(
     );
   }
   if (request.links) {
-    const bad = checkLinks(c, request.links, current.links);
+    // Cheap (at most a few hundred links): checked again with the guest's names and count.
+    const bad = checkLinks(c, request.links, current.links, withState);
     if (bad) return bad;
   }
-  if (request.routes) {
+  if (withRequest && request.routes) {
     const bad = checkRoutes(c, request.routes);
     if (bad) return bad;
   }
   if (request.rules) {
-    const bad = checkRules(c, request.rules, current.rules ?? []);
+    const bad = checkRules(c, request.rules, current.rules ?? [], {
+      add: withRequest,
+      remove: withState,
+    });
     if (bad) return bad;
   }
+  if (!withRequest) return undefined;
   if (request.neighbours) {
     for (const n of request.neighbours) {
       const bad = checkNeighbour(c, n);
@@ -102,12 +119,14 @@ function checkLinks(
   c: CompiledPolicy,
   links: readonly LinkAsk[],
   current: PolicyCurrent["links"],
+  withCount: boolean,
 ): Refusal | undefined {
   const p = c.policy.interfaces;
   for (const l of links) {
     const bad = checkLink(c, l, current);
     if (bad) return bad;
   }
+  if (!withCount) return undefined;
   // Links with addresses after the call: those asked for with some, and the others as they are.
   const asked = new Set(links.map((l) => l.mac || `name:${l.name}`));
   let count = links.filter((l) => l.addresses.length > 0).length;

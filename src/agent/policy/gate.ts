@@ -14,7 +14,7 @@
 import type { Logger } from "../../common/log";
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import { quote } from "../../ttrpc/quote";
-import { type CompiledPolicy, checkRequest, compilePolicy, type Phase } from "./check";
+import { type CompiledPolicy, checkRequest, compilePolicy, type Phase, type Scope } from "./check";
 import type { PhaseClock } from "./phase";
 import { countRefusal } from "./refusals";
 import type { PolicyCurrent, PolicyRequest, Refusal } from "./request";
@@ -56,13 +56,20 @@ export class PolicyGate {
    * or a NOT_FOUND for one that is not there.
    */
   precheck(request: PolicyRequest): void {
-    this.admit({ ...request, changes: false });
+    this.admit(request, { links: [] }, "request");
   }
 
-  /** Throws PERMISSION_DENIED when the policy refuses `request` on the guest `current`. */
-  admit(request: PolicyRequest, current: PolicyCurrent = { links: [] }): void {
+  /**
+   * Throws PERMISSION_DENIED when the policy refuses `request` on the guest
+   * `current`; `scope` "state" after a {@link precheck} of the same request.
+   */
+  admit(
+    request: PolicyRequest,
+    current: PolicyCurrent = { links: [] },
+    scope: Scope = "all",
+  ): void {
     const phase = this.clock.phase();
-    const refusal = checkRequest(this.compiled, request, current, phase);
+    const refusal = checkRequest(this.compiled, request, current, phase, scope);
     if (refusal === undefined) return;
     countRefusal(refusal.rule);
     const message = refusalMessage(refusal);

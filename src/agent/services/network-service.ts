@@ -123,7 +123,7 @@ export function createNetworkService(
           const state = await ip.readLinks({ signal: ctx.signal });
           const link = state.links.find((l) => l.mac === spec.mac);
           if (!link) return undefined;
-          gate?.admit(askInterface(spec, link), state);
+          gate?.admit(askInterface(spec, link), state, "state");
           const now = await applyLink(ip, log, spec, state, link, ctx.signal, queue);
           return linkToProto(now, spec.devicePath);
         }, ctx.signal);

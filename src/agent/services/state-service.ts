@@ -94,7 +94,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
         const checked = desired;
         const admit = options.gate
           ? (before: FullState, plan: ApplyPlan) =>
-              options.gate?.admit(askApply(checked, run.exact, planChanges(plan)), before)
+              options.gate?.admit(askApply(checked, run.exact, planChanges(plan)), before, "state")
           : undefined;
         const deps = {
           ip,
