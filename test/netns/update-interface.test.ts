@@ -168,6 +168,7 @@ describe("UpdateInterface", () => {
       const started = performance.now();
       const call = update({ name: "eth1", hwAddr: "02:00:00:00:03:03" }, 10_000);
       // The stimulus, not a readiness wait: the NIC is plugged 300 ms later.
+      // not a wait: the stimulus: the NIC is plugged 300 ms after the call began, which the call must wait for
       await new Promise((r) => setTimeout(r, 300));
       await side.ip("link", "set", "hp0", "netns", guest.name);
       const reply = await call;
@@ -234,11 +235,35 @@ describe("UpdateInterface", () => {
   });
 
   it("a failure part-way puts the link back as it was", async () => {
+    // Valid input the kernel refuses late: a macvlan's MTU cannot pass its lower
+    // link's (1500), so the MTU fails after the rename. (An MTU below 1280 with an
+    // IPv6 address asked for is refused before anything changes: see below.)
+    const mv = "02:00:00:00:02:09";
+    await guest.ip("link", "add", "mv3", "link", "ens4", "address", mv, "type", "macvlan");
+    await guest.ip("link", "set", "mv3", "up");
+    await guest.ip("addr", "add", "192.0.2.7/24", "dev", "mv3");
+    await guest.ip("addr", "add", "fd00::7/64", "dev", "mv3", "nodad");
+    const before = (await linkState()).find((l) => l.name === "mv3");
+    const err = await rejected(
+      update({
+        name: "eth0",
+        hwAddr: mv,
+        mtu: 9000n,
+        IPAddresses: [
+          { address: "10.0.0.2", mask: "24" },
+          { family: IPFamily.v6, address: "fd00::2", mask: "64" },
+        ],
+      }),
+    );
+    expect(err.message).toMatch(/mtu 9000/);
+    expect(await link("eth0")).toBeUndefined();
+    expect((await linkState()).find((l) => l.name === "mv3")).toEqual(before);
+  });
+
+  it("an MTU below 1280 with an IPv6 address asked for: refused before anything changes", async () => {
     await guest.ip("link", "set", "ens3", "up");
     await guest.ip("addr", "add", "192.0.2.7/24", "dev", "ens3");
-    const before = (await linkState()).find((l) => l.name === "ens3");
-    // Valid input the kernel refuses late: below 1280 the link loses IPv6,
-    // so the IPv6 address fails after the rename, MTU and IPv4 changes.
+    const before = await linkState();
     const err = await rejected(
       update({
         name: "eth0",
@@ -250,9 +275,9 @@ describe("UpdateInterface", () => {
         ],
       }),
     );
-    expect(err.message).toMatch(/fd00::2\/64/);
-    expect(await link("eth0")).toBeUndefined();
-    expect((await linkState()).find((l) => l.name === "ens3")).toEqual(before);
+    expect(err.code).toBe(Code.INVALID_ARGUMENT);
+    expect(err.message).toMatch(/^interface\.mtu: 1000 is below 1280/);
+    expect(await linkState()).toEqual(before);
   });
 });
 
