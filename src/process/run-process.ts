@@ -36,7 +36,7 @@ export interface RunOptions extends Command {
   /**
    * Standard output goes to this file rather than a pipe (the result's
    * stdout is then empty; the caller reads the file). A file costs a
-   * fraction of a pipe's CPU for large output (src/net/iproute/ip-output.ts).
+   * fraction of a pipe's CPU for large output (src/net/iproute/ip-stdout-file.ts).
    */
   stdoutFile?: string;
 }

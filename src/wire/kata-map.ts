@@ -1,7 +1,7 @@
 /**
  * Model values to the Kata protobuf shapes, for both sides: the agent
  * answers with them, the host builds its requests with them. (Wire to
- * model, with validation, is src/agent/validate/validate.ts.)
+ * model, with validation, is src/agent/validate/validate-interface-neighbors.ts.)
  */
 import { create } from "@bufbuild/protobuf";
 import {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentClient } from "../../src/client/client";
 import { AgentService } from "../../src/gen/agent_pb";
-import { outputDirPrefix } from "../../src/net/iproute/ip-output";
+import { outputDirPrefix } from "../../src/net/iproute/ip-stdout-file";
 import { type RunningAgent, startAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 

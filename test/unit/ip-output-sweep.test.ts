@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { outputDirPrefix, outputPath, sweepDead } from "../../src/net/iproute/ip-output";
+import { outputDirPrefix, outputPath, sweepDead } from "../../src/net/iproute/ip-stdout-file";
 import { type TempDir, tempDir } from "../helpers/tmp";
 
 let dir: TempDir | undefined;

@@ -5,8 +5,11 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { validateInterface, validateNeighbors } from "../../src/agent/validate/validate";
 import { validateMac, validateName } from "../../src/agent/validate/validate-fields";
+import {
+  validateInterface,
+  validateNeighbors,
+} from "../../src/agent/validate/validate-interface-neighbors";
 import { validateRoutes } from "../../src/agent/validate/validate-routes";
 import { ARPNeighborSchema, InterfaceSchema, IPFamily, RouteSchema } from "../../src/gen/types_pb";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";

@@ -13,7 +13,7 @@ import { IpBatchError } from "../../net/parse/ip-results";
 import { planLink, putLine } from "../../net/plan/plan-link";
 import { batchLine } from "../../net/plan/render-batch";
 import { Code, TtrpcError } from "../../ttrpc/codes";
-import type { InterfaceSpec } from "../validate/validate";
+import type { InterfaceSpec } from "../validate/validate-interface-neighbors";
 import { noteRollback } from "./rollbacks";
 import type { SerialQueue } from "./serial-queue";
 

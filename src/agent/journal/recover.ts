@@ -21,7 +21,7 @@ import type { SysctlFs } from "../../net/sysctl/sysctl-fs";
 import { restoreLink } from "../apply/apply-link";
 import { restoreRoutes, restoreTouchedRoutes } from "../apply/apply-routes";
 import { restoreState } from "../apply/apply-state";
-import { restoreNeighbours } from "../apply/restore-neighbours";
+import { restoreNeighbours } from "../apply/restore-neighbors";
 import { noteRollback } from "../apply/rollbacks";
 import type { Change, ChangeRecord } from "./change-record";
 import type { Journal } from "./journal";

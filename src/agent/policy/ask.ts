@@ -6,7 +6,7 @@
 import type { DesiredState } from "../../net/model/full-state";
 import type { Link, Neighbor, Route } from "../../net/model/model";
 import { isProxy } from "../../net/vocabulary/neighbor-attrs";
-import type { InterfaceSpec, NeighborSpec } from "../validate/validate";
+import type { InterfaceSpec, NeighborSpec } from "../validate/validate-interface-neighbors";
 import type { LinkAsk, PolicyRequest } from "./request";
 
 const KATA = "grpc.AgentService";

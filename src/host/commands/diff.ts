@@ -14,7 +14,7 @@ import {
   type Section,
   usableSection,
 } from "../compare/complete-report";
-import { type Comparison, compareNetworks, type Row, renderComparison } from "../compare/diff";
+import { type Comparison, compareNetworks, type Row, renderComparison } from "../compare/kata-diff";
 import { compareStates, renderStateComparison, type StateComparison } from "../compare/state-diff";
 import { TENTATIVE_WAIT_MS } from "../compare/usable-addresses";
 import { readPodRules } from "../pod/iptables-pod";

@@ -8,7 +8,7 @@
 import type { Decision } from "../../net/iproute/ip-lookups";
 import { escapeControls } from "../print/safe-text";
 import type { Finding } from "./complete-diff";
-import type { Row } from "./diff";
+import type { Row } from "./kata-diff";
 import { decisionWords } from "./lookup-compare";
 import { MIRROR_DIFFERENCES } from "./mirror-differences";
 import { type UsableWait, waitedWords } from "./usable-addresses";

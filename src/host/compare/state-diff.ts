@@ -23,7 +23,7 @@ import {
   stateRouteView,
   stateRuleView,
 } from "../print/words";
-import type { Mark, Row } from "./diff";
+import type { Mark, Row } from "./kata-diff";
 
 export interface StateComparison {
   equal: boolean;

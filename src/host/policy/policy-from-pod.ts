@@ -12,7 +12,10 @@
 
 import { isDefaultRule } from "../../agent/policy/check-routes";
 import type { Policy } from "../../agent/policy/schema";
-import { validateInterface, validateNeighbors } from "../../agent/validate/validate";
+import {
+  validateInterface,
+  validateNeighbors,
+} from "../../agent/validate/validate-interface-neighbors";
 import { validateRoutes } from "../../agent/validate/validate-routes";
 import type { DesiredState } from "../../net/model/full-state";
 import type { SyncRequests } from "../pod/pod-requests";

@@ -3,7 +3,7 @@
  * report, and the section diff adds before its verdict (which then counts
  * the rules' differences too, so it never says EQUAL while they differ).
  */
-import type { Comparison } from "../compare/diff";
+import type { Comparison } from "../compare/kata-diff";
 import type { MirrorReport, RulesComparison } from "../sync/iptables-mirror";
 
 const famName = (f: 4 | 6) => (f === 6 ? "ip6tables" : "iptables");

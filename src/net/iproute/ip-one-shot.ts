@@ -1,6 +1,6 @@
 /**
  * One-shot `ip` processes: `ip ARGS` in the runner's namespace, started by
- * src/process, its standard output to a private file (ip-output.ts), its
+ * src/process, its standard output to a private file (ip-stdout-file.ts), its
  * time limit grown with the lines it is fed, at most as many at once as the
  * slots allow. What a run's end means comes back as a RunResult: iproute2's
  * words for the caller to read, or why it was killed.
@@ -8,8 +8,8 @@
 import type { Command } from "../../process/command";
 import { type ProcessStop, runProcess } from "../../process/run-process";
 import { NetError } from "../model/net-error";
-import { dropOutput, outputPath, takeOutput } from "./ip-output";
 import { cancelled, killedAfter, type RunResult } from "./ip-resident";
+import { dropOutput, outputPath, takeOutput } from "./ip-stdout-file";
 import type { Semaphore } from "./semaphore";
 
 /**
@@ -66,7 +66,7 @@ export class IpOneShot {
   }
 
   private async spawn(args: string[], stdin?: string, signal?: AbortSignal): Promise<RunResult> {
-    // Output to a file, not a pipe (ip-output.ts says why).
+    // Output to a file, not a pipe (ip-stdout-file.ts says why).
     const outFile = outputPath();
     const r = await runProcess({
       ...this.command(args),

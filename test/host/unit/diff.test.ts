@@ -11,7 +11,7 @@ import {
 import { tentativeAddresses } from "../../../src/host/compare/complete-compare";
 import type { CompleteRead } from "../../../src/host/compare/complete-read";
 import { probesSection } from "../../../src/host/compare/complete-report";
-import { compareNetworks, renderComparison } from "../../../src/host/compare/diff";
+import { compareNetworks, renderComparison } from "../../../src/host/compare/kata-diff";
 import type { Decision } from "../../../src/net/iproute/ip-lookups";
 
 const MAC = "62:f5:74:89:88:1f";

@@ -4,7 +4,7 @@
  * the line comparison and diff's section and verdict.
  */
 import { describe, expect, it } from "vitest";
-import type { Comparison } from "../../../src/host/compare/diff";
+import type { Comparison } from "../../../src/host/compare/kata-diff";
 import type { Rules } from "../../../src/host/pod/iptables-pod";
 import { addRulesSection, withRules } from "../../../src/host/print/iptables-report";
 import { compareRules, mirrorInput } from "../../../src/host/sync/iptables-mirror";

@@ -19,7 +19,7 @@ import {
   IPFamily,
   RouteSchema as KataRouteSchema,
 } from "../../../src/gen/types_pb";
-import { compareNetworks } from "../../../src/host/compare/diff";
+import { compareNetworks } from "../../../src/host/compare/kata-diff";
 import { compareStates } from "../../../src/host/compare/state-diff";
 import type { SyncRequests } from "../../../src/host/pod/pod-requests";
 import { describePlanLine } from "../../../src/host/print/plan-words";
