@@ -1,6 +1,7 @@
 /**
- * Builds a recipe for real: a pod netns (its veths' peers in a peer netns)
- * configured by running the recipe's own `ip`/`sysctl` commands, and a
+ * Builds a recipe for real: a pod netns (its veths' peers in a peer netns,
+ * its taps held open by a process as a VMM holds them, its bridges without
+ * ports) configured by running the recipe's own `ip`/`sysctl` commands, and a
  * guest netns with, for every pod NIC that has a MAC, a veth with that MAC
  * (its peer in a guest-peer netns) and dist/netagent serving a unix socket.
  * A command this kernel refuses is left out and recorded (so the pod is what
@@ -10,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { type RunningAgent, startAgent } from "../helpers/agent";
-import { run } from "../helpers/process";
+import { type Child, run, start } from "../helpers/process";
 import { waitFor } from "../helpers/wait";
 import type { Recipe, Step } from "./recipe";
 
@@ -47,9 +48,11 @@ export async function ipOk(...args: string[]): Promise<string> {
 export async function buildPod(recipe: Recipe, opts: BuildOptions = {}): Promise<BuiltPod> {
   const tag = `${process.pid % 100000}-${randomBytes(2).toString("hex")}`;
   const made: string[] = [];
+  const holders: Child[] = [];
   let agent: RunningAgent | undefined;
   const remove = async () => {
     if (agent) await agent.stop().catch(() => {});
+    for (const h of holders) await h.kill().catch(() => {});
     for (const ns of made.reverse()) await run("ip", ["netns", "del", ns]).catch(() => {});
   };
   const netns = async (role: string) => {
@@ -62,7 +65,7 @@ export async function buildPod(recipe: Recipe, opts: BuildOptions = {}): Promise
   try {
     const pod = await netns("p");
     const peer = await netns("q");
-    const dropped = await configurePod(recipe, pod, peer, opts.settleMs ?? 8_000);
+    const dropped = await configurePod(recipe, pod, peer, opts.settleMs ?? 8_000, holders);
     const built: BuiltPod = { pod, peer, dropped, remove };
     if (opts.guest === false) return built;
     built.guest = await netns("g");
@@ -77,10 +80,36 @@ export async function buildPod(recipe: Recipe, opts: BuildOptions = {}): Promise
   }
 }
 
-async function configurePod(recipe: Recipe, pod: string, peer: string, settleMs: number) {
+async function configurePod(
+  recipe: Recipe,
+  pod: string,
+  peer: string,
+  settleMs: number,
+  holders: Child[],
+) {
   for (const [i, nic] of recipe.nics.entries()) {
     if (nic.kind === "tun") {
       await ipOk("-n", pod, "tuntap", "add", "dev", nic.name, "mode", "tun");
+      continue;
+    }
+    if (nic.kind === "bridge") {
+      await ipOk(
+        "-n",
+        pod,
+        "link",
+        "add",
+        nic.name,
+        "address",
+        nic.mac as string,
+        "type",
+        "bridge",
+      );
+      continue;
+    }
+    if (nic.kind === "tap") {
+      await ipOk("-n", pod, "tuntap", "add", "dev", nic.name, "mode", "tap");
+      await ipOk("-n", pod, "link", "set", nic.name, "address", nic.mac as string);
+      holders.push(await holdTap(pod, nic.name));
       continue;
     }
     const p = `p${i}`;
@@ -108,6 +137,31 @@ async function configurePod(recipe: Recipe, pod: string, peer: string, settleMs:
     if (error) dropped.push({ step, error });
   }
   return dropped;
+}
+
+/** IFF_TAP | IFF_NO_PI, TUNSETIFF: attach to a tap as a VMM does, then wait to be killed. */
+const HOLD_TAP = `
+import fcntl, os, signal, struct, sys
+fd = os.open("/dev/net/tun", os.O_RDWR)
+fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", sys.argv[1].encode(), 0x0002 | 0x1000))
+print("attached", flush=True)
+signal.pause()
+`;
+
+/** A process in `pod` holding the tap open (the tap then has carrier); the caller kills it by PID. */
+async function holdTap(pod: string, name: string): Promise<Child> {
+  const child = start("ip", ["netns", "exec", pod, "python3", "-c", HOLD_TAP, name]);
+  try {
+    await waitFor(async () => child.stdout.includes("attached") || !child.running, {
+      timeoutMs: 10_000,
+      what: `a process attached to ${name}`,
+    });
+  } catch (err) {
+    await child.kill();
+    throw err;
+  }
+  if (!child.running) throw new Error(`could not attach to ${name}: ${child.stderr}`);
+  return child;
 }
 
 /** Runs one step in `pod`; answers the kernel's (or the tool's) complaint, or undefined. */

@@ -21,10 +21,41 @@ export interface Difference {
 }
 
 export function compareReads(pod: NetnsRead, guest: NetnsRead): Difference[] {
-  return compareNormalised(normalise(pod), normalise(guest));
+  return compareNormalised(normalise(pod), normalise(guest), {
+    pod: carrierByName(pod),
+    guest: carrierByName(guest),
+  });
 }
 
-export function compareNormalised(pod: Normalised, guest: Normalised): Difference[] {
+/** Each link's name to whether it has carrier (LOWER_UP). */
+function carrierByName(r: NetnsRead): Map<string, boolean> {
+  return new Map(
+    r.links.map((l) => [String(l.ifname), ((l.flags ?? []) as string[]).includes("LOWER_UP")]),
+  );
+}
+
+export interface Carriers {
+  pod: ReadonlyMap<string, boolean>;
+  guest: ReadonlyMap<string, boolean>;
+}
+
+const KERNEL_IPV6_LOCAL = new Set(["multicast", "anycast", "local"]);
+
+/** IGNORED.routeCarrierOnly: a kernel IPv6 route of table local on a link with carrier on this side only. */
+function carriers(o: Obj, side: "pod" | "guest", c: Carriers | undefined): boolean {
+  if (!c || o.kind !== "route") return false;
+  const f = o.fields;
+  if (f.get("table") !== "local" || f.get("protocol") !== "kernel") return false;
+  if (f.get("family") !== "inet6" || !KERNEL_IPV6_LOCAL.has(f.get("type") ?? "")) return false;
+  const dev = f.get("dev") ?? "";
+  return c[side].get(dev) === true && (side === "pod" ? c.guest : c.pod).get(dev) === false;
+}
+
+export function compareNormalised(
+  pod: Normalised,
+  guest: Normalised,
+  carrier?: Carriers,
+): Difference[] {
   const diffs: Difference[] = [];
   const podOnly: Obj[] = [];
   const guestOnly: Obj[] = [];
@@ -34,8 +65,8 @@ export function compareNormalised(pod: Normalised, guest: Normalised): Differenc
     const g = guest.objects.filter((o) => o.kind === kind);
     const [restP, restG] = pairBy(p, g, (o) => o.key, diffs);
     const [onlyP, onlyG] = pairBy(restP, restG, (o) => o.loose, diffs);
-    podOnly.push(...onlyP);
-    guestOnly.push(...onlyG);
+    podOnly.push(...onlyP.filter((o) => !carriers(o, "pod", carrier)));
+    guestOnly.push(...onlyG.filter((o) => !carriers(o, "guest", carrier)));
   }
   diffs.push(
     ...oneSided(podOnly, guestOnly, "pod only"),

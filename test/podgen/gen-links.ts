@@ -1,14 +1,17 @@
 /**
- * The pod's NICs, their link attributes and their addresses. A NIC whose
- * MTU drops below 1280 loses IPv6 (the kernel removes it), so nothing IPv6
- * is written for it afterwards.
+ * The pod's NICs, their link attributes and flags, their addresses. A NIC
+ * whose MTU drops below 1280, or with disable_ipv6, has no IPv6 (the
+ * kernel removes it), so nothing IPv6 is written for it afterwards. The
+ * first NIC is a veth that stays up (the pod's uplink); others may be taps
+ * with a MAC, bridges without ports (no carrier: IPv4 only, IPv6 then
+ * follows carrier), a tun, left down, or given no address.
  */
 import { type GenState, macFrom, type NicState, v4addr, v4broadcast } from "./gen-state";
 
 const VETH_NAMES = ["eth0", "eth1", "net1", "vnic.a-b_c", "abcdefghijklmno", "ens4", "pod_n-1"];
 const TUN_NAMES = ["tun0", "tun.x"];
 
-/** 1-3 NICs, sometimes one of them a tun (never the first). */
+/** 1-3 NICs: a veth first, then veths, taps, bridges or one tun. */
 export function genNics(g: GenState): void {
   const { rng } = g;
   const count = rng.weighted([
@@ -19,16 +22,26 @@ export function genNics(g: GenState): void {
   const names = rng.shuffle(VETH_NAMES);
   const used = new Set<number>();
   for (let i = 0; i < count; i++) {
-    const tun = i > 0 && rng.chance(0.15) && !g.nics.some((n) => n.kind === "tun");
+    const hasTun = g.nics.some((n) => n.kind === "tun");
+    const kind =
+      i === 0
+        ? "veth"
+        : rng.weighted([
+            ["veth", 6],
+            ["tap", 2],
+            ["bridge", 1],
+            ["tun", hasTun ? 0 : 2],
+          ] as const);
     let a = rng.int(100, 199);
     while (used.has(a)) a = rng.int(100, 199);
     used.add(a);
     const nic: NicState = {
       index: i,
-      name: tun ? rng.pick(TUN_NAMES) : (names[i] as string),
-      kind: tun ? "tun" : "veth",
+      name: kind === "tun" ? rng.pick(TUN_NAMES) : (names[i] as string),
+      kind,
       mtu: 1500,
-      ipv6: true,
+      // A bridge without ports has no carrier: its IPv6 would follow carrier alone.
+      ipv6: kind !== "bridge",
       noarp: false,
       v4net: {
         a,
@@ -45,10 +58,20 @@ export function genNics(g: GenState): void {
       gw6: [],
       v6prefixes: [],
     };
-    if (!tun) nic.mac = macFrom(rng);
+    if (kind !== "tun") nic.mac = macFrom(rng);
+    if (i > 0 && kind !== "tun" && rng.chance(0.1)) nic.bare = true;
     g.nics.push(nic);
   }
 }
+
+/** Every flag `ip link set` changes on a NIC, each drawn on its own. */
+const FLAGS: readonly (readonly [string, string, number])[] = [
+  ["promisc", "on", 0.15],
+  ["allmulticast", "on", 0.15],
+  ["multicast", "off", 0.1],
+  ["dynamic", "on", 0.1],
+  ["trailers", "off", 0.1],
+];
 
 export function genLinkAttributes(g: GenState): void {
   const { rng } = g;
@@ -67,9 +90,9 @@ export function genLinkAttributes(g: GenState): void {
       set([n.mtu < 1280 ? "link mtu below 1280" : "link mtu"], "mtu", String(n.mtu));
     }
     if (rng.chance(0.2)) set(["link txqlen"], "txqueuelen", String(rng.pick([0, 100, 500, 5000])));
-    if (n.kind === "veth") {
-      if (rng.chance(0.15)) set(["link promisc"], "promisc", "on");
-      if (rng.chance(0.15)) set(["link allmulticast"], "allmulticast", "on");
+    if (n.kind !== "tun") {
+      for (const [flag, value, p] of FLAGS)
+        if (rng.chance(p)) set([`link ${flag} ${value}`], flag, value);
       if (rng.chance(0.12)) {
         n.noarp = true;
         set(["link arp off"], "arp", "off");
@@ -80,14 +103,33 @@ export function genLinkAttributes(g: GenState): void {
       set(["link group"], "group", String(n.group));
     }
     if (rng.chance(0.15)) set(["link alias"], "alias", rng.pick(["pod uplink", "net-1", "x.y z"]));
+    if (n.ipv6 && rng.chance(0.08)) {
+      n.ipv6 = false;
+      g.sysctl(
+        ["link disable_ipv6"],
+        `net.ipv6.conf.${n.name.replaceAll(".", "/")}.disable_ipv6`,
+        "1",
+      );
+    }
+    if (n.index > 0 && rng.chance(0.1)) {
+      n.down = true;
+      continue;
+    }
     set(["link up"], "up");
   }
 }
 
 export function genAddresses(g: GenState): void {
   for (const n of g.nics) {
+    if (n.bare) continue;
     genV4(g, n);
     if (n.ipv6) genV6(g, n);
+    // A down link's addresses are no source and reach no gateway.
+    if (n.down) {
+      for (const a of n.addrs) a.usableSrc = false;
+      n.gw4 = [];
+      n.gw6 = [];
+    }
   }
 }
 
@@ -160,7 +202,7 @@ function genV6(g: GenState, n: NicState): void {
     if (n.addrs.some((a) => a.local === local)) continue;
     const tags = ["address inet6"];
     const opts: string[] = [];
-    let usable = n.kind === "veth";
+    let usable = n.kind === "veth" || n.kind === "tap";
     let onlinkPrefix = true;
     let spec = `${local}/64`;
     if (rng.chance(0.06)) {
@@ -203,11 +245,11 @@ function genV6(g: GenState, n: NicState): void {
     n.addrs.push({ family: 6, local, usableSrc: usable });
     if (onlinkPrefix) n.gw6.push(`${prefix}::1`);
   }
-  if (n.kind === "veth" && rng.chance(0.15)) {
+  if (n.kind !== "tun" && rng.chance(0.15)) {
     const ll = `fe80::${rng.int(1, 0xff).toString(16)}:${rng.int(1, 0xffff).toString(16)}`;
     g.ip(["address user link-local"], "-6", "address", "add", `${ll}/64`, ...dev);
     n.addrs.push({ family: 6, local: ll, usableSrc: false });
   }
-  // A veth's own fe80::/64 reaches any link-local gateway (a tun has none).
-  if (n.kind === "veth") n.gw6.push(`fe80::${rng.int(1, 9)}`);
+  // A NIC's own fe80::/64 reaches any link-local gateway (a tun has none).
+  if (n.kind !== "tun") n.gw6.push(`fe80::${rng.int(1, 9)}`);
 }

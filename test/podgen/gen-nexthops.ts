@@ -14,7 +14,7 @@ export function genNexthops(g: GenState): void {
     return id;
   };
   for (const family of [4, 6] as const) {
-    for (const n of g.withFamily(family).filter((x) => x.kind === "veth")) {
+    for (const n of g.withFamily(family).filter((x) => x.kind === "veth" || x.kind === "tap")) {
       const gws = family === 4 ? n.gw4 : n.gw6;
       for (let k = rng.int(0, 2); k > 0; k--) {
         const onlink = gws.length === 0 || rng.chance(0.15);

@@ -21,6 +21,10 @@ export interface NicState extends PodNic {
   /** IPv6 exists on the link (an MTU below 1280 removes it). */
   ipv6: boolean;
   noarp: boolean;
+  /** Left down (no link-local, no routes through it). */
+  down?: boolean;
+  /** Given no address at all. */
+  bare?: boolean;
   group?: number;
   /** The IPv4 subnet as 10.A.B.0, its prefix length, and what is on-link. */
   v4net: { a: number; b: number; prefix: number };
@@ -59,14 +63,17 @@ export class GenState {
     this.steps.push({ tool: "settle", args: [], tags: [] });
   }
 
+  /** NICs with a MAC and carrier, up: veths and taps (neighbours, nexthop objects). */
   veths(): NicState[] {
-    return this.nics.filter((n) => n.kind === "veth");
+    return this.nics.filter((n) => (n.kind === "veth" || n.kind === "tap") && !n.down);
   }
 
-  /** NICs that can carry a family's routes (IPv6: the link has IPv6 and an address). */
+  /** NICs that can carry a family's routes (up; IPv6: the link has IPv6 and an address). */
   withFamily(family: 4 | 6): NicState[] {
-    return this.nics.filter((n) =>
-      family === 4 ? n.addrs.some((a) => a.family === 4) : n.ipv6 && n.v6prefixes.length > 0,
+    return this.nics.filter(
+      (n) =>
+        !n.down &&
+        (family === 4 ? n.addrs.some((a) => a.family === 4) : n.ipv6 && n.v6prefixes.length > 0),
     );
   }
 

@@ -89,8 +89,12 @@ const VOCABULARY = [
     "mtu",
     "mtu below 1280",
     "txqlen",
-    "promisc",
-    "allmulticast",
+    "promisc on",
+    "allmulticast on",
+    "multicast off",
+    "dynamic on",
+    "trailers off",
+    "disable_ipv6",
     "group",
     "alias",
     "arp off",
@@ -134,7 +138,7 @@ describe("generatePod", () => {
       for (const n of r.nics) kinds.add(n.kind);
     }
     expect(VOCABULARY.filter((v) => !tags.has(v))).toEqual([]);
-    expect([...kinds].sort()).toEqual(["tun", "veth"]);
+    expect([...kinds].sort()).toEqual(["bridge", "tap", "tun", "veth"]);
   });
 
   it("writes nothing IPv6 for a NIC after its MTU drops below 1280 (the kernel removes IPv6 there)", () => {
@@ -143,6 +147,8 @@ describe("generatePod", () => {
       for (const s of generatePod(seed).steps) {
         const dev = s.args[s.args.indexOf("dev") + 1] ?? "";
         if (s.tags.includes("link mtu below 1280")) noV6.add(s.args[2] as string);
+        if (s.tags.includes("link disable_ipv6"))
+          noV6.add((s.args[0] as string).split(".")[3]?.replaceAll("/", ".") as string);
         else if (s.args[0] === "-6" && s.args.includes("dev") && noV6.has(dev))
           throw new Error(`seed ${seed}: ${s.args.join(" ")}`);
       }
@@ -152,9 +158,25 @@ describe("generatePod", () => {
   it("gives every veth a distinct MAC and no tun a MAC", () => {
     for (let seed = 1; seed <= 200; seed++) {
       const nics = generatePod(seed).nics;
-      const macs = nics.filter((n) => n.kind === "veth").map((n) => n.mac);
+      const macs = nics.filter((n) => n.kind !== "tun").map((n) => n.mac);
       expect(new Set(macs).size, `seed ${seed}`).toBe(macs.length);
       expect(nics.filter((n) => n.kind === "tun" && n.mac)).toEqual([]);
     }
+  });
+
+  it("draws links left down and links without addresses within 100 seeds", () => {
+    let down = 0;
+    let bare = 0;
+    for (let seed = 1; seed <= 100; seed++) {
+      const r = generatePod(seed);
+      for (const n of r.nics) {
+        const on = (s: { args: string[] }) => s.args.includes(n.name);
+        if (!r.steps.some((s) => s.tags.includes("link up") && on(s))) down++;
+        if (!r.steps.some((s) => s.args.includes("address") && s.args.includes("add") && on(s)))
+          bare++;
+      }
+    }
+    expect(down).toBeGreaterThan(0);
+    expect(bare).toBeGreaterThan(0);
   });
 });

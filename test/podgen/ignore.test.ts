@@ -10,7 +10,7 @@ import { waitFor } from "../helpers/wait";
 import { ipOk } from "./build";
 import { compareReads } from "./compare";
 import { IGNORED, isKernelLinkLocal, LEARNED_STATES } from "./ignore";
-import { lookup } from "./lookups";
+import { explained, lookup } from "./lookups";
 import { normalise } from "./normalise";
 import { type Json, type NetnsRead, readNetns } from "./read";
 import { Scratch } from "./scratch";
@@ -241,6 +241,106 @@ describe.concurrent("the ignore list, entry by entry", () => {
     );
     expect(sa).not.toBe(sb);
     expect(await lookup(a.ns, probe)).toBe(await lookup(b.ns, probe));
+  });
+
+  it(`${entry("linkCarrier")}; ${entry("routeCarrier")}; ${entry("routeCarrierOnly")}; ${entry("lookupCarrierOnly")}`, async () => {
+    // A: a bridge without ports (no carrier); B: a veth whose peer is up. Configured alike.
+    const a = await scratch.netns();
+    const b = await scratch.netns();
+    const bPeer = await scratch.netns();
+    const mac = "02:5a:00:00:00:c1";
+    await ipOk("-n", a, "link", "add", "c0", "address", mac, "type", "bridge");
+    await ipOk(
+      "-n",
+      b,
+      "link",
+      "add",
+      "c0",
+      "address",
+      mac,
+      "type",
+      "veth",
+      "peer",
+      "name",
+      "p0",
+      "netns",
+      bPeer,
+    );
+    await ipOk("-n", bPeer, "link", "set", "p0", "up");
+    for (const ns of [a, b]) {
+      await ipOk("-n", ns, "addr", "add", "10.77.0.2/24", "dev", "c0");
+      await ipOk("-n", ns, "-6", "addr", "add", "fd00:77::2/64", "dev", "c0");
+      await ipOk("-n", ns, "link", "set", "c0", "up");
+      await ipOk("-n", ns, "route", "add", "10.78.0.0/16", "via", "10.77.0.1", "dev", "c0");
+    }
+    const local6 = async (ns: string) =>
+      (await json(ns, "-6", "route", "show", "table", "local", "dev", "c0")).map(
+        (r) => `${String(r.type)} ${String(r.dst)}`,
+      );
+    await waitFor(async () => (await local6(b)).includes("local fd00:77::2"), {
+      what: "B's local route of fd00:77::2 (DAD over)",
+    });
+    const [ra, rb] = [await readNetns(a), await readNetns(b)];
+    expect(link(ra, "c0").flags).toContain("NO-CARRIER");
+    expect(link(rb, "c0").flags).toContain("LOWER_UP");
+    expect(link(ra, "c0").operstate).not.toBe(link(rb, "c0").operstate);
+    const [route] = await json(a, "route", "show", "10.78.0.0/16");
+    expect(route?.flags).toContain("linkdown");
+    expect(await local6(a)).not.toContain("local fd00:77::2");
+    // lookupCarrierOnly: B answers a multicast lookup from its ff00::/8, A has none.
+    const probe = { args: ["-6", "route", "get", "ff0e::5", "iif", "c0"] };
+    const [la, lb] = [await lookup(a, probe), await lookup(b, probe)];
+    expect(lb).toMatch(/^type multicast dev c0 table local/);
+    expect(la).not.toBe(lb);
+    const carrier = { pod: new Map([["c0", false]]), guest: new Map([["c0", true]]) };
+    expect(explained(probe, la, lb, carrier)).toBe("lookupCarrierOnly");
+    // The kernel's own link-local and fe80::/64 of B are other entries' (or the agent's).
+    const differences = compareReads(ra, rb).filter((d) => !/fe80::\/64/.test(d.what));
+    expect(differences).toEqual([]);
+  });
+
+  it(entry("lookupLinkLocalAnyLink"), async () => {
+    // Two links alike in A and B, brought up in the other order.
+    const [a, b, peer] = [await scratch.netns(), await scratch.netns(), await scratch.netns()];
+    const macs = { x0: "02:5a:00:00:00:d1", y0: "02:5a:00:00:00:d2" };
+    for (const [ns, order] of [
+      [a, ["x0", "y0"]],
+      [b, ["y0", "x0"]],
+    ] as const) {
+      for (const name of order) {
+        const p = `${ns === a ? "a" : "b"}${name}`;
+        await ipOk(
+          "-n",
+          ns,
+          "link",
+          "add",
+          name,
+          "address",
+          macs[name],
+          "type",
+          "veth",
+          "peer",
+          "name",
+          p,
+          "netns",
+          peer,
+        );
+        await ipOk("-n", peer, "link", "set", p, "up");
+        await ipOk("-n", ns, "link", "set", name, "up");
+        await waitFor(
+          async () => (await json(ns, "-6", "route", "show", "fe80::/64", "dev", name)).length > 0,
+          { what: `fe80::/64 on ${name}` },
+        );
+      }
+    }
+    const probe = { args: ["-6", "route", "get", "fe80::1"] };
+    const [la, lb] = [await lookup(a, probe), await lookup(b, probe)];
+    expect([la, lb].map((x) => /dev (\S+)/.exec(x)?.[1])).toEqual(["x0", "y0"]);
+    const none = { pod: new Map(), guest: new Map() };
+    expect(explained(probe, la, lb, none)).toBe("lookupLinkLocalAnyLink");
+    // With the interface named, the answer is compared.
+    const oif = { args: ["-6", "route", "get", "fe80::1", "oif", "x0"] };
+    expect(explained(oif, la, lb, none)).toBeUndefined();
   });
 
   it("every entry of the ignore list has its test above", () => {

@@ -58,6 +58,12 @@ export const IGNORED = {
     fields: ["qdisc"],
     why: "the device's default queueing discipline (noqueue on a veth, fq_codel or mq on other devices); traffic control is not network configuration the mirror carries",
   },
+  linkCarrier: {
+    kind: "link",
+    what: "operstate and the carrier flags LOWER_UP, NO-CARRIER, M-DOWN",
+    fields: ["operstate"],
+    why: "carrier is the other end of the wire's (a veth's peer, a bridge's ports, the VMM holding a tap), not the link's configuration: a pod's bridge without ports has none, the guest's NIC has it; UP itself is compared",
+  },
   addressLifetimes: {
     kind: "address",
     what: "valid_life_time, preferred_life_time (compared as forever / finite / 0 instead)",
@@ -83,6 +89,16 @@ export const IGNORED = {
     what: "table local's route of a kernel link-local address (above)",
     why: "the kernel's route for the address the entry above leaves out",
   },
+  routeCarrier: {
+    kind: "route",
+    what: "the route flags linkdown and dead (of a route and of its hops)",
+    why: "they say the link has no carrier (linkCarrier)",
+  },
+  routeCarrierOnly: {
+    kind: "route",
+    what: "table local's IPv6 routes the kernel makes (multicast ff00::/8, anycast, local) on a link with carrier on that side only",
+    why: "IPv6 comes up on a link with carrier: without it the kernel makes no multicast route there and keeps its addresses tentative, with no local route (linkCarrier)",
+  },
   routeExpires: {
     kind: "route",
     what: "expires (compared as present or not)",
@@ -102,6 +118,16 @@ export const IGNORED = {
     kind: "neighbour",
     what: "NOARP entries on a NOARP link whose lladdr is the link's own MAC",
     why: "the kernel resolves every destination of a link without ARP/ND as the link itself and keeps the entry (seen for the peer's link-local); configuring one there changes nothing",
+  },
+  lookupLinkLocalAnyLink: {
+    kind: "lookup",
+    what: "the device a lookup of a link-local or multicast destination without oif picks (counted as agreeing when type and table agree)",
+    why: "such an address means something only with an interface; the kernel picks among the equal fe80::/64 (ff00::/8) routes of every link the one inserted first, when its link came up, an order a mirror made later does not repeat",
+  },
+  lookupCarrierOnly: {
+    kind: "lookup",
+    what: "a lookup one side answers with a route of routeCarrierOnly (multicast, anycast or local of table local on a link with carrier there only)",
+    why: "the route exists on one side only because of carrier (routeCarrierOnly)",
   },
   lookupKernelLinkLocalSource: {
     kind: "lookup",
@@ -145,3 +171,6 @@ export function expandV6(addr: string): number[] | undefined {
   if (all.length !== 8 || all.some((g) => !/^[0-9a-f]{1,4}$/i.test(g))) return undefined;
   return all.map((g) => Number.parseInt(g, 16));
 }
+
+/** The carrier flags of a link (IGNORED.linkCarrier) and a route's (IGNORED.routeCarrier). */
+export const CARRIER_FLAGS = new Set(["LOWER_UP", "NO-CARRIER", "M-DOWN", "linkdown", "dead"]);

@@ -6,7 +6,14 @@
  * priority) that pairs what differs in a field; neighbours by family,
  * device, address; nexthop objects by id; sysctls by path.
  */
-import { IGNORED, isKernelLinkLocal, isMulticast, type Kind, LEARNED_STATES } from "./ignore";
+import {
+  CARRIER_FLAGS,
+  IGNORED,
+  isKernelLinkLocal,
+  isMulticast,
+  type Kind,
+  LEARNED_STATES,
+} from "./ignore";
 import type { Json, NetnsRead } from "./read";
 
 export interface Obj {
@@ -57,6 +64,18 @@ const canonical = (fields: Map<string, string>) =>
 const without = (o: Json, drop: readonly string[]) =>
   Object.fromEntries(Object.entries(o).filter(([k]) => !drop.includes(k)));
 
+/** `flags` (and each hop's) without the carrier's (IGNORED.linkCarrier, routeCarrier). */
+function withoutCarrier(o: Json): Json {
+  const out: Json = { ...o };
+  if (Array.isArray(o.flags))
+    out.flags = (o.flags as unknown[]).filter((f) => !CARRIER_FLAGS.has(String(f)));
+  if (Array.isArray(o.nexthops))
+    out.nexthops = (o.nexthops as Json[]).map((h) =>
+      h && typeof h === "object" ? withoutCarrier(h) : h,
+    );
+  return out;
+}
+
 export function linkKey(l: Json): string {
   if (l.ifname === "lo") return "lo";
   const mac = typeof l.address === "string" ? l.address : "";
@@ -72,10 +91,11 @@ export function normalise(read: NetnsRead): Normalised {
     ...IGNORED.linkIndex.fields,
     ...IGNORED.linkDevice.fields,
     ...IGNORED.linkQdisc.fields,
+    ...IGNORED.linkCarrier.fields,
     "addr_info",
   ];
   for (const l of read.links) {
-    const fields = flatten(without(l, linkDrop));
+    const fields = flatten(without(withoutCarrier(l), linkDrop));
     objects.push({
       kind: "link",
       key: linkKey(l),
@@ -122,7 +142,7 @@ export function normalise(read: NetnsRead): Normalised {
   }
   for (const r of read.routes) {
     if (r.table === "local" && r.type === "local" && isKernelLinkLocal(String(r.dst))) continue;
-    const fields = flatten(without(r, ["expires"]));
+    const fields = flatten(without(withoutCarrier(r), ["expires"]));
     if (r.expires !== undefined) fields.set("expires", "finite");
     const from = r.from ? ` from ${r.from}` : "";
     const type = r.type && r.type !== "unicast" ? `${r.type} ` : "";

@@ -7,9 +7,15 @@
 /** A NIC the builder creates before the steps run. */
 export interface PodNic {
   name: string;
-  /** veth: peer in the pod's peer netns, mirrored into the guest by MAC. tun: no MAC. */
-  kind: "veth" | "tun";
-  /** Locally administered unicast MAC (veth only). */
+  /**
+   * veth: peer in the pod's peer netns. tap: `ip tuntap` mode tap with a
+   * MAC, held open by a stand-in for the VMM (carrier, as in a Kata pod).
+   * bridge: no ports, so no carrier. Each of these has a MAC and a NIC of
+   * that MAC in the guest (docs/endpoints.md). tun: no MAC, made by the
+   * agent.
+   */
+  kind: "veth" | "tap" | "bridge" | "tun";
+  /** Locally administered unicast MAC (all but a tun). */
   mac?: string;
 }
 
@@ -41,10 +47,19 @@ export function stepText(step: Step, pod = "POD"): string {
 
 /** The recipe as the shell commands that build it by hand (NICs first). */
 export function recipeScript(recipe: Recipe, pod = "POD", peer = "PEER"): string[] {
-  const nics = recipe.nics.map((n, i) =>
-    n.kind === "tun"
-      ? `ip -n ${pod} tuntap add dev ${n.name} mode tun`
-      : `ip -n ${pod} link add ${n.name} address ${n.mac} type veth peer name p${i} netns ${peer}`,
-  );
+  const nics = recipe.nics.flatMap((n, i) => {
+    if (n.kind === "tun") return [`ip -n ${pod} tuntap add dev ${n.name} mode tun`];
+    if (n.kind === "bridge")
+      return [`ip -n ${pod} link add ${n.name} address ${n.mac} type bridge`];
+    if (n.kind === "tap")
+      return [
+        `ip -n ${pod} tuntap add dev ${n.name} mode tap`,
+        `ip -n ${pod} link set ${n.name} address ${n.mac}`,
+        `(a process attaches to ${n.name} and holds it open, as a VMM does)`,
+      ];
+    return [
+      `ip -n ${pod} link add ${n.name} address ${n.mac} type veth peer name p${i} netns ${peer}`,
+    ];
+  });
   return [...nics, ...recipe.steps.map((s) => stepText(s, pod))];
 }

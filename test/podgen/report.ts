@@ -18,6 +18,8 @@ export interface Totals {
   /** Pods with a NIC without MAC (a tun: the agent makes it, found by name). */
   withoutMac: number;
   lookupsAgree: number;
+  /** Of lookupsAgree, different answers an entry of ignore.ts explains. */
+  lookupsLegit: number;
   lookups: number;
   /**
    * Per vocabulary item: pods that had it and pods where it differed, over
@@ -92,6 +94,7 @@ export function totals(results: SeedResult[]): Totals {
     syncFailures: results.filter((r) => r.syncExit !== 0).length,
     withoutMac: results.filter((r) => r.withoutMac).length,
     lookupsAgree: results.reduce((s, r) => s + r.lookups.agree, 0),
+    lookupsLegit: results.reduce((s, r) => s + (r.lookups.legit ?? 0), 0),
     lookups: results.reduce((s, r) => s + r.lookups.total, 0),
     items: sorted(
       [...had]
@@ -139,7 +142,7 @@ export function totalsText(t: Totals): string {
   const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)}%` : "-");
   const out = [
     "",
-    `seeds ${t.seeds}; mirrored exactly ${t.mirrored} (${pct(t.mirrored, t.seeds)}); LIES ${t.lies} (diff EQUAL, complete comparison differs); honest DIFFERENT ${t.honestDifferent}; false alarms ${t.falseAlarms}; sync failures ${t.syncFailures}; pods with a NIC without MAC ${t.withoutMac}; lookups agreeing ${t.lookupsAgree}/${t.lookups} (${pct(t.lookupsAgree, t.lookups)})`,
+    `seeds ${t.seeds}; mirrored exactly ${t.mirrored} (${pct(t.mirrored, t.seeds)}); LIES ${t.lies} (diff EQUAL, complete comparison differs); honest DIFFERENT ${t.honestDifferent}; false alarms ${t.falseAlarms}; sync failures ${t.syncFailures}; pods with a NIC without MAC ${t.withoutMac}; lookups agreeing ${t.lookupsAgree}/${t.lookups} (${pct(t.lookupsAgree, t.lookups)}; of them ${t.lookupsLegit} different as an entry of ignore.ts explains)`,
     "",
     "vocabulary items that differed (pods that lost it / pods that had it; first where sync completed, then all):",
     ...t.items.map(
