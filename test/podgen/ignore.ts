@@ -129,6 +129,11 @@ export const IGNORED = {
     what: "a lookup one side answers with a route of routeCarrierOnly (multicast, anycast or local of table local on a link with carrier there only)",
     why: "the route exists on one side only because of carrier (routeCarrierOnly)",
   },
+  lookupSourceOtherLink: {
+    kind: "lookup",
+    what: "the preferred source of a lookup with oif X where the pod's X has no address of that family (the rest of the answer compared)",
+    why: "the kernel then takes a source from the other links in their index order, which is the order the links were made: the guest's NICs are the hypervisor's, its tun devices the agent's, made after them",
+  },
   lookupKernelLinkLocalSource: {
     kind: "lookup",
     what: "a lookup's prefsrc when both sides answer with a kernel link-local",

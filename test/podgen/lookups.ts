@@ -19,7 +19,7 @@ export interface LookupResult {
   /** The same answer, or a difference an entry of the ignore list explains (`legit`). */
   agree: boolean;
   /** The entry of the ignore list that explains a different answer. */
-  legit?: "lookupLinkLocalAnyLink" | "lookupCarrierOnly";
+  legit?: "lookupLinkLocalAnyLink" | "lookupCarrierOnly" | "lookupSourceOtherLink";
 }
 
 const HASH_SEED = "net.ipv4.fib_multipath_hash_seed";
@@ -62,6 +62,19 @@ async function carrierByName(ns: string): Promise<Map<string, boolean>> {
   return new Map(links.map((l) => [l.ifname, (l.flags ?? []).includes("LOWER_UP")]));
 }
 
+/** Each link's name to the families it has an address of ("inet", "inet6"). */
+async function familiesByName(ns: string): Promise<Map<string, Set<string>>> {
+  const r = await run("ip", ["-n", ns, "-j", "addr", "show"]);
+  const links = JSON.parse(r.stdout || "[]") as {
+    ifname: string;
+    addr_info?: { family: string }[];
+  }[];
+  return new Map(links.map((l) => [l.ifname, new Set((l.addr_info ?? []).map((a) => a.family))]));
+}
+
+/** The answer without its preferred source. */
+const withoutSource = (answer: string) => answer.replace(/(^| )prefsrc \S+/, "");
+
 const field = (answer: string, name: string) =>
   new RegExp(`(?:^| )${name} (\\S+)`).exec(answer)?.[1];
 
@@ -74,7 +87,18 @@ export function explained(
   pod: string,
   guest: string,
   carrier: { pod: ReadonlyMap<string, boolean>; guest: ReadonlyMap<string, boolean> },
+  families?: ReadonlyMap<string, ReadonlySet<string>>,
 ): LookupResult["legit"] {
+  const oif = probe.args[probe.args.indexOf("oif") + 1];
+  const family = probe.args.includes("-6") ? "inet6" : "inet";
+  if (
+    probe.args.includes("oif") &&
+    oif !== undefined &&
+    families !== undefined &&
+    !families.get(oif)?.has(family) &&
+    withoutSource(pod) === withoutSource(guest)
+  )
+    return "lookupSourceOtherLink";
   const to = probe.args[probe.args.indexOf("get") + 1] ?? "";
   const anyLink = /^(fe[89ab]|ff)/i.test(to) && !probe.args.includes("oif");
   const same = (k: string) => field(pod, k) === field(guest, k);
@@ -100,11 +124,12 @@ export async function runLookups(
 ): Promise<LookupResult[]> {
   await sameHashSeed(pod, guest);
   const carrier = { pod: await carrierByName(pod), guest: await carrierByName(guest) };
+  const families = await familiesByName(pod);
   const out: LookupResult[] = [];
   for (const probe of probes) {
     const a = await lookup(pod, probe);
     const b = await lookup(guest, probe);
-    const legit = a === b ? undefined : explained(probe, a, b, carrier);
+    const legit = a === b ? undefined : explained(probe, a, b, carrier, families);
     out.push({
       probe,
       pod: a,
