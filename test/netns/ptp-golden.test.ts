@@ -48,7 +48,7 @@ async function ns(prefix: string): Promise<Netns> {
   return n;
 }
 
-/** What the Kata runtime sends for the pod's eth0 (kata-network-semantics §5.2). */
+/** What the Kata runtime sends for the pod's eth0 (docs/kata-runtime.md). */
 async function mirror(pod: Netns) {
   const [eth0] = await pod.json<IpLink[]>("addr", "show", "dev", "eth0");
   if (!eth0) throw new Error("pod has no eth0");

@@ -7,8 +7,9 @@
  * anything else (another type, paths, a nexthop object, attributes, tos,
  * a value that is not canonical or not valid) is left to routeFromWire,
  * which builds the same route or the error naming field and value.
- * test/unit/validate-state-routes-oracle.test.ts holds the two together
- * to the version before this file, route for route and error for error.
+ * test/unit/validate-state-routes-oracle.test.ts holds both to an oracle
+ * (test/unit/oracle/validate-state-routes-v1.ts), route for route and
+ * error for error.
  */
 import type { Route as WireRoute } from "../../gen/network_pb";
 import { ipv4NetworkPrefix, parseIp } from "../../net/model/address";

@@ -1,6 +1,6 @@
 /**
  * A pod's network namespace read into the requests the Kata runtime would
- * send for it (kata-network-semantics.md §5.2): one Interface per link other
+ * send for it (docs/kata-runtime.md): one Interface per link other
  * than lo, every main-table route on those links except `proto kernel` ones,
  * and the neighbours worth copying (permanent, or the default gateway while
  * reachable; always with a MAC).

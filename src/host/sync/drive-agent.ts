@@ -1,6 +1,6 @@
 /**
  * Drives an agent with a pod's requests in the Kata runtime's order
- * (kata-network-semantics.md §5.1): Health.Check; one UpdateInterface per
+ * (docs/kata-runtime.md): Health.Check; one UpdateInterface per
  * interface, sequentially, each retried only on "Link not found"; one
  * UpdateRoutes with every route; AddARPNeighbors when there are any
  * (UNIMPLEMENTED from an older agent is tolerated).

@@ -1,7 +1,7 @@
 /**
  * What of a pod's state one netagent.v1 Apply can carry, and what it
  * cannot, each with why: an element the guest cannot have never sinks the
- * whole sync (issue 22, item 3). Pure.
+ * whole sync. Pure.
  *
  * Left out here, before anything is sent:
  * - a link without an Ethernet MAC that is not a tun device (a tunnel's

@@ -1,7 +1,7 @@
 /**
  * Bounded retry with exponential backoff and jitter, for the one case the
  * Kata runtime retries: UpdateInterface answered "Link not found" while the
- * guest's NIC is still being hot-plugged (kata-network-semantics.md §5.1:
+ * guest's NIC is still being hot-plugged (docs/kata-runtime.md:
  * 20 attempts, 20 ms·2^n + 0–100 ms). Unlike the runtime, each delay is
  * capped, so the whole wait is bounded.
  */

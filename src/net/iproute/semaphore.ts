@@ -1,8 +1,8 @@
 /**
  * A counting semaphore: at most `size` tasks run at once, the rest wait in
  * arrival order. Used to bound concurrent child processes (each `ip` is a
- * process, its memory and a pid: 10,000 pipelined reads once ran 8,034 at
- * once).
+ * process, its memory and a pid: without a bound, pipelined reads start
+ * as many as there are reads).
  */
 export class Semaphore {
   private running = 0;

@@ -1,6 +1,6 @@
 /**
  * Attribute lists: what an object carries beyond the typed fields that
- * identify it (issue 22's representation). An object's attributes are
+ * identify it. An object's attributes are
  * canonical `[name, value]` pairs, sorted by name, each name a row of its
  * kind's table (route-attrs.ts, ...). A row says how `ip -d -j` shows the
  * attribute, how it is written back as `ip` words, the value's grammar and

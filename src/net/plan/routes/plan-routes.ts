@@ -2,7 +2,7 @@
  * planRoutes: the ordered operations that turn the current main table into
  * the desired one. Pure; property-tested against a model of the kernel.
  *
- * Rules (shared/DESIGN.md, "UpdateRoutes"):
+ * Rules (docs/network-calls.md, UpdateRoutes):
  * - the desired list is the whole main table for every link but `lo`
  *   (with `keepLinkless`, routes through no link are left alone: {@link isManaged});
  * - a desired route equal to a current one costs nothing;
