@@ -14,9 +14,9 @@
 
 import { spawnSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StateSchema } from "../../src/gen/network_pb";
+import { ApplyRequestSchema, StateSchema, SysctlSchema } from "../../src/gen/network_pb";
 import { readPodRequests } from "../../src/host/pod/pod-requests";
 import { readFreshDefaults, readPodFullState } from "../../src/host/pod/pod-state";
 import { applyRequestFor } from "../../src/host/sync/drive-state";
@@ -211,7 +211,12 @@ describe("a hostile host against a guest under its pod's generated policy", () =
     const running = dir.join("running.json");
     writeFileSync(
       running,
-      JSON.stringify({ ...policy, phases: { initial: "running", settleMs: 0, running: [] } }),
+      JSON.stringify({
+        ...policy,
+        // A key the guest's kernel lacks: a best-effort Apply leaves it out before planning.
+        sysctls: { "net.ipv4.conf.eth0.no_such_key": "any" },
+        phases: { initial: "running", settleMs: 0, running: [] },
+      }),
     );
     await guest.agent.stop();
     const agent: RunningAgent = await guest.ns.startAgent(["--policy", running]);
@@ -224,6 +229,25 @@ describe("a hostile host against a guest under its pod's generated policy", () =
     const changed = await ctl(["--addr", guest.addr, "sync", "--netns", podName()]);
     expect(changed.code).not.toBe(0);
     expect(changed.stdout + changed.stderr).toMatch(/policy rule phases\.running refuses/);
+    expect(await guestSnapshot(guest.ns)).toBe(before);
+    // The same change with an element best_effort leaves out before the first plan.
+    const path = `/run/netns/${podName()}`;
+    const { request } = applyRequestFor(
+      await readPodFullState(path),
+      create(StateSchema),
+      await readFreshDefaults(),
+    );
+    request.desired?.sysctls.push(
+      create(SysctlSchema, { key: "net.ipv4.conf.eth0.no_such_key", value: "1" }),
+    );
+    const [step] = await goClient(guest.agent.socket, [
+      {
+        service: "netagent.v1.Network",
+        method: "Apply",
+        payload: Buffer.from(toBinary(ApplyRequestSchema, request)).toString("hex"),
+      },
+    ]);
+    expect(step?.results?.[0]?.message).toMatch(/^policy rule phases\.running refuses/);
     expect(await guestSnapshot(guest.ns)).toBe(before);
   });
 });

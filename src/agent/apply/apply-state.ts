@@ -63,7 +63,7 @@ export interface ApplyDeps {
    */
   batchRunning?(plan: ApplyPlan): void;
   /**
-   * Shown the first attempt's plan and the state it was made from, before
+   * Shown each attempt's plan and the state it was made from, before
    * anything changes (the policy: throws to refuse the whole call).
    */
   admit?(before: FullState, plan: ApplyPlan): void;
@@ -166,7 +166,8 @@ export async function applyState(
   for (let refused = 0; ; ) {
     const want = withoutFields(desired, skip);
     const plan = planApply(before, want, { exact: run.exact });
-    if (refused === 0 && leftOut.length === 0) deps.admit?.(before, plan);
+    // Every attempt's plan (cheap: the request itself was checked before the read).
+    deps.admit?.(before, plan);
     if (run.dryRun) return { state: before, plan, leftOut };
     const changes =
       plan.batch6First.length + plan.batch.length + plan.batch6.length + plan.sysctls.length;

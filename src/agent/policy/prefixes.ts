@@ -120,6 +120,7 @@ export class AddressSet {
   private readonly exact: Set<string>;
   private readonly exactIps: Set<string>;
   private readonly within: PrefixList;
+  private readonly memo = new Map<string, boolean>();
 
   constructor(set: { exact: readonly string[]; within: readonly string[] }) {
     const parsed = set.exact.flatMap((c) => {
@@ -138,14 +139,19 @@ export class AddressSet {
 
   /** Whether the address `ip` with prefix length `len` may be given to a link. */
   has(ip: string, len: number): boolean {
+    const key = `${ip}/${len}`;
+    const known = this.memo.get(key);
+    if (known !== undefined) return known;
     const addr = parseIp(ip);
-    if (typeof addr === "string") return false;
-    if (this.exact.has(`${addr.text}/${len}`)) return true;
-    return this.within.hasNet({ family: addr.family, bytes: addr.bytes, len, text: "" });
+    if (typeof addr === "string") return remember(this.memo, key, false);
+    if (this.exact.has(`${addr.text}/${len}`)) return remember(this.memo, key, true);
+    const net = { family: addr.family, bytes: addr.bytes, len, text: "" };
+    return remember(this.memo, key, this.within.hasNet(net));
   }
 
   /** Whether `ip` is one of the addresses the set admits (a route's preferred source). */
   hasAddress(ip: string): boolean {
+    if (this.exactIps.has(ip)) return true;
     const addr = parseIp(ip);
     if (typeof addr === "string") return false;
     return this.exactIps.has(addr.text) || this.within.hasAddress(ip);
