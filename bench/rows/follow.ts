@@ -15,8 +15,9 @@
  *
  * Alone, as root, after `npm run build`:
  *   bun bench/rows/follow.ts [--sandboxes 40] [--changes 20] [--quiet-s 30] [--no-watch]
+ *                            [--sandboxes-json FILE]
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Netns } from "../../test/helpers/netns";
 import { FollowerProc } from "../../test/host/follow-helpers";
 import { cpuTicks, guestEqualsPod, Watcher } from "../../test/host/watch-helpers";
@@ -30,6 +31,8 @@ const TICK_MS = 10;
 const n = Number(option("--sandboxes", "40"));
 const changes = Number(option("--changes", "20"));
 const quietS = Number(option("--quiet-s", "30"));
+/** Where to write the /sandboxes answer once all are equal. */
+const dumpTo = flag("--sandboxes-json") ? option("--sandboxes-json") : undefined;
 const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
 const load = () =>
   Bun.file("/proc/loadavg")
@@ -91,13 +94,17 @@ async function main() {
   const node = await KataNode.create();
   const followNs = await Netns.create("nh5f");
   const out: Record<string, unknown> = { sandboxes: n, loadBefore: await load() };
+  let f: FollowerProc | undefined;
   try {
     for (let i = 0; i < n; i++) await node.add(i);
     const t0 = performance.now();
-    const f = await FollowerProc.start(followNs, [node.root], node.dir.join("status.sock"));
-    for (const sb of node.sandboxes)
-      await f.until(sb.id, (x) => x.state === "equal", "equal", 120_000);
+    f = await FollowerProc.start(followNs, [node.root], node.dir.join("status.sock"));
+    const started = f;
+    for (const sb of node.sandboxes) {
+      await started.until(sb.id, (x) => x.state === "equal", "equal", 900_000);
+    }
     out.allEqualMs = Math.round(performance.now() - t0);
+    if (dumpTo) writeFileSync(dumpTo, JSON.stringify(await started.sandboxes(), null, 1));
     for (const sb of node.sandboxes) {
       if (!(await guestEqualsPod(sb.pod, sb.guest, [sb.mac])))
         throw new Error(`${sb.id} not equal by an independent read`);
@@ -120,7 +127,13 @@ async function main() {
       out.watchLatency = await latency(node, 1);
       for (const w of watchers) await w.child.stop("SIGTERM");
     }
+  } catch (err) {
+    console.error(
+      `follower's last lines:\n${f?.child.stdout.slice(-3000)}\n${f?.child.stderr.slice(-2000)}`,
+    );
+    throw err;
   } finally {
+    await f?.child.kill();
     await followNs.remove();
     await node.remove();
   }

@@ -35,8 +35,19 @@ export class FollowerProc {
     roots: string[],
     status: string,
     extra: string[] = [],
+    /** Each call's deadline (a TCG guest on a loaded machine needs more than 10 s). */
+    timeoutS = 10,
   ): Promise<FollowerProc> {
-    const args = ["netns", "exec", ns.name, NETAGENTCTL, "--json", "--timeout", "10", "follow"];
+    const args = [
+      "netns",
+      "exec",
+      ns.name,
+      NETAGENTCTL,
+      "--json",
+      "--timeout",
+      String(timeoutS),
+      "follow",
+    ];
     for (const r of roots) args.push("--kata-root", r);
     const f = new FollowerProc(
       start("ip", [...args, "--status-addr", `unix://${status}`, ...extra]),

@@ -10,10 +10,13 @@
  * The guest's addresses tentative where the pod's are not are waited for
  * (at most TENTATIVE_WAIT_MS, on the first read after a sync) and count
  * while they last: an equal guest can use every address its pod can.
+ * Before the first sync, one Get first: a guest lacking the pod's
+ * addresses is not equal, and needs no complete read to say so.
  */
 import type { AgentClient } from "../../client/client";
 import { compareBoth, NoCompleteRead } from "../compare/complete-compare";
 import { TENTATIVE_WAIT_MS } from "../compare/usable-addresses";
+import { probeNetwork } from "../sync/drive-state";
 import { compareRules, readGuestRules } from "../sync/iptables-mirror";
 import type { PodState } from "../sync/sync-once";
 import {
@@ -23,6 +26,37 @@ import {
   VERIFY_READS,
 } from "../sync/sync-verify";
 import type { PodCheck } from "../watch/pod-sync";
+
+/**
+ * A quick negative before the first sync: the pod's addresses the guest
+ * lacks, from one netagent.v1 Get (a fresh guest has none of them, and a
+ * complete read of both sides would only say so at much greater cost).
+ * Empty: nothing missing, or an agent without Get; the complete comparison
+ * decides then.
+ */
+async function missingAddresses(
+  client: AgentClient,
+  pod: PodState,
+  timeoutMs: number,
+): Promise<string[]> {
+  const guest = await probeNetwork(client, timeoutMs);
+  if (guest === undefined) return [];
+  const have = new Set(
+    guest.interfaces.flatMap((i) =>
+      i.addresses.map((a) => `${i.mac.toLowerCase()} ${a.address}/${a.prefix}`),
+    ),
+  );
+  const missing: string[] = [];
+  for (const i of pod.requests.interfaces) {
+    for (const a of i.IPAddresses) {
+      const key = `${i.hwAddr.toLowerCase()} ${a.address}/${a.mask}`;
+      if (!have.has(key)) {
+        missing.push(`address ${a.address}/${a.mask} of ${i.name} missing in the guest`);
+      }
+    }
+  }
+  return missing;
+}
 
 /** One comparison: its differences, one line each. */
 async function compareOnce(
@@ -57,6 +91,10 @@ export async function checkGuest(
   /** Runs each read (the caller's node-wide bound on reads); never held across the pause. */
   slot: <T>(read: () => Promise<T>) => Promise<T> = (read) => read(),
 ): Promise<PodCheck> {
+  if (!opts.settle) {
+    const missing = await missingAddresses(client, pod, opts.timeoutMs);
+    if (missing.length > 0) return { differences: missing };
+  }
   let differences: string[] = [];
   const reads = opts.settle ? VERIFY_READS : 1;
   for (let read = 1; read <= reads; read++) {
