@@ -15,6 +15,7 @@
 import { Semaphore } from "../../net/iproute/semaphore";
 import { RESYNC_DEFAULTS, type ResyncConfig } from "../watch/resync-scheduler";
 import type { FollowEvent, NodeEvent } from "./follow-output";
+import { NetnsDirectory } from "./netns-directory";
 import { NodeMonitor } from "./node-monitor";
 import { type RootListing, RootWatcher } from "./root-watch";
 import { Sandbox, type SandboxView } from "./sandbox";
@@ -58,6 +59,7 @@ export class Follower {
   readonly monitor: NodeMonitor;
   private readonly reads = new Semaphore(POD_READS_AT_ONCE);
   private readonly checks = new Semaphore(CHECKS_AT_ONCE);
+  private readonly netnsDir = new NetnsDirectory();
   private stopping = false;
   private gcTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -102,6 +104,7 @@ export class Follower {
           resync: this.o.resync ?? FOLLOW_RESYNC,
           reads: this.reads,
           checks: this.checks,
+          netnsDir: this.netnsDir,
           changeToEqual: (ms) => this.o.observe?.changeToEqual(ms),
         });
         this.sandboxes.set(key, { sb, root });
@@ -145,5 +148,6 @@ export class Follower {
     for (const w of this.watchers) w.close();
     await Promise.all([...this.sandboxes.values()].map((s) => s.sb.close(graceMs)));
     this.monitor.stop();
+    this.netnsDir.close();
   }
 }

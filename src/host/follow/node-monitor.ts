@@ -40,6 +40,16 @@ export function lineNsid(line: string): number | "current" | undefined {
   return m[1] === "current" ? "current" : Number(m[1]);
 }
 
+/**
+ * Pure: a neighbour line about a multicast or NOARP entry (`ff02::16 ...
+ * lladdr 33:33:00:00:00:16 NOARP`): the kernel makes and collects those by
+ * itself, and a sync never carries them (it copies permanent neighbours and
+ * the default gateway's), so they wake no sandbox.
+ */
+export function ignoredNeighbour(line: string): boolean {
+  return /\bNOARP\b|lladdr (33:33|01:00:5e):/.test(line);
+}
+
 /** Pure: the name under /run/netns (or /var/run/netns) a netns file stands for, else undefined. */
 export function netnsName(netns: string): string | undefined {
   const file = netnsFile(netns);
@@ -85,6 +95,7 @@ export class NodeMonitor {
       lineKind: (line: string) => {
         // Continuations keep the nsid of the line that began the event.
         const kind = monitorLineKind(line.replace(/^\[nsid (\d+|current)\]/, ""));
+        if (kind === "neigh" && ignoredNeighbour(line)) return null;
         if (kind !== null) this.lastNsid = lineNsid(line);
         return kind;
       },

@@ -25,6 +25,7 @@ import { xtablesMonitorTool } from "../watch/rules-monitor";
 import type { WatchEvent } from "../watch/watch-output";
 import type { FollowEvent, SandboxState } from "./follow-output";
 import { checkGuest } from "./guest-check";
+import { NetnsDirectory } from "./netns-directory";
 import type { NodeMonitor, Subscription } from "./node-monitor";
 import { podNetns, type Resolution, resolveSandbox } from "./sandbox-resolve";
 
@@ -51,6 +52,8 @@ export interface SandboxDeps {
   reads: Semaphore;
   /** Complete comparisons, node-wide (apart, so a check never delays a sync). */
   checks: Semaphore;
+  /** The node's one watch of the namespace directories. */
+  netnsDir: NetnsDirectory;
   /** A change noticed in a pod became an equal guest after `ms`. */
   changeToEqual(ms: number): void;
 }
@@ -61,7 +64,8 @@ interface Running {
   addr: string;
   subscription: Subscription;
   filter: PodMonitor;
-  gone: NetnsGoneWatcher;
+  /** Stops noticing the netns's deletion. */
+  unwatch: () => void;
 }
 
 const at = () => new Date().toISOString();
@@ -192,6 +196,8 @@ export class Sandbox {
   }
 
   private async startUnit(r: Extract<Resolution, { kind: "ready" }>): Promise<void> {
+    const identity = NetnsDirectory.identity(r.netns);
+    const onGone = () => void this.dropUnit("its network namespace was deleted");
     const netns = podNetns(r.netns);
     const label = `netns ${r.netns}`;
     const emit = (e: WatchEvent) => this.onEvent(e);
@@ -216,13 +222,9 @@ export class Sandbox {
           (read) => this.deps.checks.run(read),
         ),
       emit,
-      gone: () => gone.gone(),
-      onGone: () => void this.dropUnit("its network namespace was deleted"),
+      gone: () => NetnsDirectory.gone(r.netns, identity),
+      onGone,
     });
-    const gone = new NetnsGoneWatcher(
-      r.netns,
-      () => void this.dropUnit("its network namespace was deleted"),
-    );
     const onChange = (kind: string) => {
       if (this.state === "equal" || this.changedAt === undefined)
         this.changedAt ??= performance.now();
@@ -248,15 +250,23 @@ export class Sandbox {
       filter.stop();
       return;
     }
-    this.running = { unit, netns: r.netns, addr: r.addr, subscription, filter, gone };
+    const unwatch = this.watchNetns(r.netns, onGone);
+    this.running = { unit, netns: r.netns, addr: r.addr, subscription, filter, unwatch };
     this.set("syncing", null, false);
     this.life(
       "syncing",
       `netns ${r.netns}, agent ${r.addr} (from ${r.addrFrom}); changes by ${subscription.how}`,
     );
-    gone.start();
     this.changedAt = performance.now();
     unit.notify();
+  }
+
+  /** Calls `onGone` once the netns is deleted: through the node's shared directory watch, or (a /proc path) a watcher of its own. */
+  private watchNetns(file: string, onGone: () => void): () => void {
+    if (NetnsDirectory.handles(file)) return this.deps.netnsDir.follow(file, onGone);
+    const w = new NetnsGoneWatcher(file, onGone);
+    w.start();
+    return () => w.close();
   }
 
   /** The unit's events: printed, and the sandbox's state follows them. */
@@ -304,7 +314,7 @@ export class Sandbox {
     this.running = undefined;
     run.subscription.stop();
     run.filter.stop();
-    run.gone.close();
+    run.unwatch();
     await run.unit.stop(graceMs);
   }
 
