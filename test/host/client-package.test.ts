@@ -80,10 +80,20 @@ beforeAll(async () => {
   project = dir.join("project");
   sh("mkdir", ["-p", packs, project], ROOT);
   sh("npm", ["pack", "--silent", "--pack-destination", packs], ROOT);
-  for (const dep of Object.keys(pkg.dependencies)) {
+  // The package's dependencies and theirs, packed from node_modules (npm's
+  // offline cache holds tarballs but not the registry's metadata);
+  // --ignore-scripts: a package's own prepare script (husky...) is not ours to run.
+  for (const dep of runtimeDependencies()) {
     sh(
       "npm",
-      ["pack", "--silent", "--pack-destination", packs, join(ROOT, "node_modules", dep)],
+      [
+        "pack",
+        "--silent",
+        "--ignore-scripts",
+        "--pack-destination",
+        packs,
+        join(ROOT, "node_modules", dep),
+      ],
       ROOT,
     );
   }
@@ -109,6 +119,21 @@ afterAll(async () => {
   await ns?.remove();
   dir?.remove();
 });
+
+/** The package's dependencies, transitively, as installed in this repository's node_modules. */
+function runtimeDependencies(): string[] {
+  const seen = new Set<string>();
+  const visit = (deps: Record<string, string> | undefined) => {
+    for (const dep of Object.keys(deps ?? {})) {
+      if (seen.has(dep)) continue;
+      seen.add(dep);
+      const manifest = join(ROOT, "node_modules", dep, "package.json");
+      visit(JSON.parse(readFileSync(manifest, "utf8")).dependencies);
+    }
+  };
+  visit(pkg.dependencies);
+  return [...seen];
+}
 
 function readdirTgz(at: string): string[] {
   return sh("ls", [at], at)
