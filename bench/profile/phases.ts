@@ -46,7 +46,7 @@ try {
       t.push([name, now - last]);
       last = now;
     };
-    // As run-call.ts decodes and network-service.ts handles it.
+    // As run-call.ts decodes and kata-network-service.ts handles it.
     const req = (decodeUpdateRoutesRequest(payload, MAX_REPEATED_ENTRIES) ??
       fromBinary(UpdateRoutesRequestSchema, payload)) as Request;
     mark("decode");

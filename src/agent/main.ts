@@ -44,10 +44,10 @@ import { AgentServer } from "./server/server";
 import { guardVsockPeers } from "./server/vsock-peers";
 import { healthService } from "./services/health-service";
 import { createIptablesService } from "./services/iptables-service";
+import { createNetworkService } from "./services/kata-network-service";
 import { createLookupService } from "./services/lookup-service";
 import { AgentMetrics } from "./services/metrics";
 import { modulesReady } from "./services/modules-ready";
-import { createNetworkService } from "./services/network-service";
 import { createStateService } from "./services/state-service";
 import { AGENT_VERSION } from "./version";
 

@@ -16,7 +16,7 @@ import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
 import { healthService } from "../../src/agent/services/health-service";
-import { createNetworkService } from "../../src/agent/services/network-service";
+import { createNetworkService } from "../../src/agent/services/kata-network-service";
 import { createLogger } from "../../src/common/log";
 import { AgentService } from "../../src/gen/agent_pb";
 import { Health } from "../../src/gen/health_pb";

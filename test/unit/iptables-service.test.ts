@@ -11,7 +11,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { SerialQueue } from "../../src/agent/apply/serial-queue";
 import { createIptablesService } from "../../src/agent/services/iptables-service";
-import { createNetworkService } from "../../src/agent/services/network-service";
+import { createNetworkService } from "../../src/agent/services/kata-network-service";
 import { createLogger } from "../../src/common/log";
 import {
   GetIPTablesRequestSchema,

@@ -7,7 +7,7 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { createNetworkService } from "../../src/agent/services/network-service";
+import { createNetworkService } from "../../src/agent/services/kata-network-service";
 import { HOTPLUG_MAX_WAIT_MS } from "../../src/common/limits";
 import { createLogger } from "../../src/common/log";
 import { UpdateInterfaceRequestSchema } from "../../src/gen/agent_pb";

@@ -6,7 +6,7 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { createNetworkService } from "../../src/agent/services/network-service";
+import { createNetworkService } from "../../src/agent/services/kata-network-service";
 import { createLogger } from "../../src/common/log";
 import { UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { IPFamily, type RouteSchema } from "../../src/gen/types_pb";
