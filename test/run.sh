@@ -15,6 +15,9 @@ npm ci --no-audit --no-fund
 npm run gen
 npx tsc --noEmit -p .
 npx biome check .
+# No test waits by sleeping: every sleep in test/ says in a comment why it is
+# no wait (`not a wait: ...`), else the run fails here (test/support/check-sleeps.ts).
+npx bun test/support/check-sleeps.ts
 # Which part of src/ may import which (.dependency-cruiser.cjs); a violation fails here.
 npm run deps
 npm run build

@@ -99,6 +99,7 @@ describe("AgentServer.shutdown with calls in flight", () => {
       stopped = true;
       return clean;
     });
+    // not a wait: a stretch in which shutdown must not finish (its work is held); load only shortens it in effect, never fails a correct agent
     await new Promise((r) => setTimeout(r, 200));
     // The answer is out, the work is not done: shutdown waits for it.
     expect(stopped).toBe(false);
@@ -119,6 +120,7 @@ describe("AgentServer.shutdown with calls in flight", () => {
       stopped = true;
       return clean;
     });
+    // not a wait: a stretch in which shutdown must not finish (its work is held); load only shortens it in effect
     await new Promise((r) => setTimeout(r, 200));
     expect(stopped).toBe(false);
     s.release();

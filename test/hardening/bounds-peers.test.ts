@@ -94,6 +94,7 @@ describe("bounds a peer reaches", () => {
     expect(codes.RESOURCE_EXHAUSTED).toBeGreaterThanOrEqual(160 - MAX_QUEUED_WRITES - 1);
     // Each change that starts runs ip at least once (0.3 s each): the ones whose
     // deadline passed while they waited were answered without running.
+    // not a wait: a window for changes still in flight to run ip; a slower machine only counts fewer runs against the upper bound
     await new Promise((r) => setTimeout(r, 1000));
     const runs = slow.exchanges() - before;
     console.log(`160 queued changes: ${JSON.stringify(codes)}; ip runs ${runs}`);
@@ -116,6 +117,7 @@ describe("bounds a peer reaches", () => {
     }
     // All three were used just now: a fourth is refused.
     await expect(checkOnFreshConnection(agent.socket)).rejects.toThrow(/closed/);
+    // not a wait: the idle time the bound is about (1.5 s), passed; load only makes the connections idler
     await new Promise((r) => setTimeout(r, 1700));
     expect(await checkOnFreshConnection(agent.socket)).toBe(0);
     // The close reaches this side (and the log line the pipe) a moment after
@@ -147,6 +149,7 @@ describe("bounds a peer reaches", () => {
     await waitFor(() => c.answers.length === n, { timeoutMs: 60_000, what: `${n} answers` });
     const seconds = (performance.now() - started) / 1000;
     expect(c.answers.every((a) => a.response?.status?.code === Code.INVALID_ARGUMENT)).toBe(true);
+    // not a wait: the log limiter's one-second window, passed, so the next call may log and the suppressed count is printed
     await new Promise((r) => setTimeout(r, 1000));
     c.write(requestFrame(2 * n + 1, "grpc.AgentService", "UpdateRoutes", payload));
     await c.answer(2 * n + 1);

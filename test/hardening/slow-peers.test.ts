@@ -46,6 +46,7 @@ async function keepChecking(until: Promise<unknown>): Promise<number> {
       const a = await c.answer(id, 5000);
       expect(a.response?.status?.code ?? 0).toBe(0);
       id += 2;
+      // not a wait: the pace of the healthy peer's checks while the stalled ones are timed out
       await new Promise((r) => setTimeout(r, 50));
     }
   } finally {
@@ -103,6 +104,7 @@ describe("stalled peers are closed after the stall timeout", () => {
     await waitFor(() => stalledLines("frame left unfinished") >= 3, { what: "3 log lines" });
 
     // The idle one outlived the stalled ones by far, and still works.
+    // not a wait: the idle connection must outlive the stall timeout by far: the time is what is checked
     await new Promise((r) => setTimeout(r, 2 * STALL_MS));
     expect(idle.isClosed()).toBe(false);
     idle.write(checkFrame(3));

@@ -31,6 +31,7 @@ export async function waitFor<T>(
       const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : "";
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
     }
+    // not a wait: the interval between two probes of a bounded wait
     await delay(intervalMs);
   }
 }

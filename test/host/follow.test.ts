@@ -172,6 +172,7 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     const refused = callsLogged(c.agent, "Apply", true);
     expect(refused).toBe(1);
     // Not retried: a window past the first two backoff steps (100, 200 ms) sees no further Apply.
+    // not a wait: a window in which nothing may happen; load only shortens it in effect
     await Bun.sleep(1500);
     expect(callsLogged(c.agent, "Apply", true)).toBe(refused);
     expect((await f.sandboxes()).find((x) => x.id === "sbx-c")?.state).toBe("failed");
@@ -267,7 +268,8 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
       (x) => /netns-later is not there/.test(x.lastError ?? ""),
       "read again",
     );
-    await Bun.sleep(3500); // past the 3 s a parse failure may last: the good write counted
+    // not a wait: past the 3 s a parse failure may last; the good write counted, it stays waiting
+    await Bun.sleep(3500);
     const s = (await f.sandboxes()).find((x) => x.id === "h-half");
     expect(s?.state).toBe("waiting");
     rmSync(dir, { recursive: true });

@@ -168,8 +168,19 @@ describe("sync --watch follows a pod", () => {
     await addPodNic(pod.pod, pod.host, "eth1", `h1${pod.pod.name.slice(-6)}`, mac1);
     await pod.pod.ip("addr", "add", "10.14.1.2/24", "dev", "eth1");
     await pod.pod.ip("route", "add", "10.14.64.0/18", "via", "10.14.1.1", "dev", "eth1");
-    // The guest's NIC comes a second later, as a hot-plug would.
-    await new Promise((r) => setTimeout(r, 1000));
+    // The guest's NIC comes once a sync is held up for want of it, as a hot-plug would:
+    // the agent answers Apply "Link not found" (the sync retries), or its Kata call waits.
+    await waitFor(
+      () =>
+        agent.stderr
+          .split("\n")
+          .some(
+            (l) =>
+              l.includes(mac1) &&
+              (l.includes("Link not found") || l.includes("waiting for a hot-plugged link")),
+          ),
+      { timeoutMs: 20_000, what: `a sync held up for want of ${mac1}` },
+    );
     await guestTwin(guest.ns, "gst1", mac1);
     await equal("NIC added", [mac0, mac1]);
     expect(await addressesOf(guest.ns, mac1)).toEqual(["10.14.1.2/24"]);
@@ -226,9 +237,11 @@ describe("sync --watch follows a pod", () => {
     const oneSync = cpuTicks(watch.child.pid) - start;
     // Let the last events (DAD, neighbour probes) and the runtime's garbage
     // collection after the busy steps settle, then measure.
+    // not a wait: a quiet window before the measured one, for the runtime's collection after the busy steps; its length is part of the measurement
     await new Promise((r) => setTimeout(r, 5000));
     const before = watch.events.length;
     const t0 = cpuTicks(watch.child.pid);
+    // not a wait: the measured quiet window: CPU and syncs over 10 s of a pod that does not change
     await new Promise((r) => setTimeout(r, 10_000));
     const used = cpuTicks(watch.child.pid) - t0;
     expect(watch.events.slice(before).filter(isResync)).toEqual([]);
@@ -264,6 +277,7 @@ describe("sync --watch follows a pod", () => {
       { what: `the agent waiting for ${mac2}` },
     );
     process.kill(watch.child.pid, "SIGTERM");
+    // not a wait: a stretch in which the watch must not exit (SIGTERM waits for the sync in flight); load only shortens it in effect
     await new Promise((r) => setTimeout(r, 1000));
     expect(watch.child.running).toBe(true);
     await guestTwin(guest.ns, "gst2", mac2);
@@ -294,6 +308,7 @@ describe("sync --watch on a /proc/PID/ns/net path", () => {
     let holder: Child | undefined;
     try {
       const { start } = await import("../helpers/process");
+      // not a wait: the process holding the pod's namespace, ended by the test
       holder = start("ip", ["netns", "exec", pod.name, "sleep", "600"]);
       await waitFor(() => holder?.running && holder.pid, { what: "the holder" });
       const w = await Watcher.start(guest.addr, `/proc/${holder.pid}/ns/net`);

@@ -71,6 +71,7 @@ it("at start-up a Check waits for the upstream to listen; one whose deadline run
   const check = goClient(front.socket, [
     { method: "Check", timeoutMs: 30_000, touch: dir.join("late-done") },
   ]);
+  // not a wait: a stretch in which the Check must stay unanswered (no agent behind yet); load only shortens it in effect
   await new Promise((r) => setTimeout(r, 500));
   expect(existsSync(dir.join("late-done"))).toBe(false);
   upstreams.push(await startUpstream(socket, dir.join("late.log"), "late"));

@@ -69,6 +69,7 @@ describe("deadline, then SIGTERM: the table holds none or all of the routes", ()
         // the work must still hold the shutdown.
         if (run % 2 === 1) {
           client.close();
+          // not a wait: lets the hang-up usually reach the agent before SIGTERM; the outcome must be right in either order
           await new Promise((r) => setTimeout(r, 100));
         }
         const exit = await agent.child.stop("SIGTERM", 90_000);

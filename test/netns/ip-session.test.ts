@@ -96,6 +96,8 @@ describe("IpSession", () => {
     const { ns, session, run, routeDev } = await setup();
     // The process lists (and caches) the links; then another tool swaps the names.
     await run(["addr show", "route show"], 2);
+    // not a wait: past LISTING_TRUSTED_MS (100 ms) after the last listing, as a later call
+    // comes, so the session checks its names first; load only lengthens it
     await new Promise((r) => setTimeout(r, 150));
     await ns.ip("link", "set", "eth0", "name", "ethtmp");
     await ns.ip("link", "set", "eth1", "name", "eth0");
@@ -118,6 +120,9 @@ describe("IpSession", () => {
   it("reads the links afresh when they were renamed since its last listing", async () => {
     const { ns, session, run } = await setup();
     await run(["addr show", "route show"], 2);
+    // not a wait: past LISTING_TRUSTED_MS (100 ms) after the last listing, as a later call
+    // comes, so the session checks its names first; load only lengthens it
+    await new Promise((r) => setTimeout(r, 150));
     await ns.ip("link", "set", "eth0", "name", "ethtmp");
     await ns.ip("link", "set", "eth1", "name", "eth0");
     await ns.ip("link", "set", "ethtmp", "name", "eth1");
@@ -137,6 +142,8 @@ describe("IpSession", () => {
     await ns.veth("eth2", "peer2");
     await ns.ip("addr", "add", "10.3.3.2/24", "dev", "eth2");
     await run(["addr show", "route show"], 2);
+    // not a wait: past LISTING_TRUSTED_MS (100 ms) after the last listing, as a later call
+    // comes, so the session checks its names first; load only lengthens it
     await new Promise((r) => setTimeout(r, 150));
     const r = await run(["route replace 10.9.7.0/24 via 10.3.3.1 dev eth2", "route show"], 1);
     expect(r.exitCode).toBe(0);
@@ -149,6 +156,8 @@ describe("IpSession", () => {
     await run(["addr show", "route show"], 2);
     await ns.ip("link", "del", "eth1");
     await ns.veth("nic9", "peer9");
+    // not a wait: past LISTING_TRUSTED_MS (100 ms) after the last listing, as a later call
+    // comes, so the session checks its names first; load only lengthens it
     await new Promise((r) => setTimeout(r, 150));
     // The agent's own rename into the gone link's name, then a route on it, in one batch.
     const r = await run(
@@ -168,7 +177,6 @@ describe("IpSession", () => {
       const pid = session.pid as number;
       process.kill(pid, "SIGKILL");
       await waitFor(() => !existsSync(`/proc/${pid}`), { what: `ip ${pid} gone` });
-      await new Promise((r) => setTimeout(r, 50));
       const r = await run(lines, 1);
       expect(r.exitCode, r.stderr).toBe(0);
       expect(session.pid).not.toBe(pid);
@@ -268,7 +276,9 @@ describe("IpSession", () => {
     const { session } = await setup();
     const ac = new AbortController();
     const pending = session.exchange(["route show"], 2, { timeoutMs: 30_000, signal: ac.signal });
-    setTimeout(() => ac.abort(new Error("gone")), 100);
+    // Cancelled while the exchange waits for a second document that never comes.
+    await waitFor(() => session.busy, { what: "the exchange under way" });
+    ac.abort(new Error("gone"));
     const r = await pending;
     expect(r.killed?.message).toMatch(/call cancelled/);
     expect(session.busy).toBe(false);

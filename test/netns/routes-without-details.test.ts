@@ -78,6 +78,7 @@ it("parses every route the same with and without -details", async () => {
       JSON.stringify(parseAllTableRoutes(before)) === JSON.stringify(parseAllTableRoutes(detailed));
     if (same) break;
     if (attempt === 20) throw new Error("the route table kept changing over 20 reads");
+    // not a wait: the pause between reads of a wait bounded at 20 reads for a steady table
     await new Promise((r) => setTimeout(r, 250));
   }
   const main = parseRoutes(detailed);

@@ -44,6 +44,7 @@ describe("the resident ip starts after the agent serves", () => {
     ns = await Netns.create("nt-warm");
     agent = await startAgent({ netns: ns, ipBin: ip.bin, readyOnSocket: true });
     // Well inside SESSION_WARM_AFTER_MS: only a call may have started it by now.
+    // not a wait: a stretch inside SESSION_WARM_AFTER_MS in which no resident ip may start; load only shortens it in effect
     await Bun.sleep(300);
     expect(resident(ip.starts()), "ip started before any call").toEqual([]);
     expect(await answersCheck(agent.socket)).toBe(true);

@@ -45,6 +45,7 @@ export interface KillOutcome {
   reread?: { first: { gone: string[]; came: string[] }; verdict: Verdict };
 }
 
+// not a wait: the kill's random moment within the change, and a gap before a second read, below
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -129,6 +130,7 @@ export async function killOnce(
       },
       () => {},
     );
+    // not a wait: the kill's random moment within the change's measured duration: the point of the test
     await sleep(delayMs);
     process.kill(mode === "group" ? -pid : pid, "SIGKILL");
     await s.agent.child.exited;
@@ -153,6 +155,7 @@ export async function killOnce(
     // differs from the first says the first read was wrong, and is reported.
     let reread: KillOutcome["reread"];
     if (verdict === "mixed") {
+      // not a wait: a gap between two reads while nothing runs: a second read that differs says the first was wrong
       await sleep(200);
       const again = await readNetwork(s.ns);
       if (again !== now) {

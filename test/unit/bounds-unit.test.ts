@@ -12,6 +12,7 @@ import { encodeFrame, FrameType } from "../../src/ttrpc/frame";
 import { ServerConnection, TURN_BUDGET } from "../../src/ttrpc/server-connection";
 import { ServiceRegistry } from "../../src/ttrpc/service";
 import { pbEncodeRequest } from "../helpers/envelope-pbjs";
+import { waitFor } from "../helpers/wait";
 
 const SERVING = { status: HealthCheckResponse_ServingStatus.SERVING };
 const check = (id: number) =>
@@ -46,7 +47,7 @@ describe("calls per connection", () => {
       maxInFlight: 4,
     });
     conn.receive(Buffer.concat(Array.from({ length: 100 }, (_, i) => check(2 * i + 1))));
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => entered >= 4 && conn.backlogged, { what: "four calls in, the rest held" });
     expect(entered).toBe(4);
     expect(conn.activeCalls).toBe(4);
     expect(conn.backlogged).toBe(true);
@@ -103,6 +104,7 @@ describe("answers unread by the peer", () => {
       canStart: () => !blocked,
     });
     conn.receive(Buffer.concat(Array.from({ length: 10 }, (_, i) => check(2 * i + 1))));
+    // not a wait: a stretch in which nothing may start (canStart is false)
     await new Promise((r) => setTimeout(r, 20));
     expect([entered, answered, conn.backlogged]).toEqual([0, 0, true]);
     // Requests held back do not hold a drain (shutdown would wait for a deaf peer).

@@ -168,6 +168,7 @@ describe("ClientConnection: deadlines, cancellation, close", () => {
   it("does not expire a deadline longer than a timer can hold", async () => {
     const h = harness();
     const call = h.conn.call("s", "m", new Uint8Array(), { timeoutMs: 30 * 24 * 3600 * 1000 });
+    // not a wait: a stretch in which an overflowed (clamped) timer would have fired: the call must still be active
     await new Promise((r) => setTimeout(r, 20));
     expect(h.conn.activeCalls).toBe(1);
     h.reply(1, OK);

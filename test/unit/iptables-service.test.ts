@@ -23,6 +23,7 @@ import type { IptablesRunner } from "../../src/net/iptables/iptables-runner";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import type { CallContext } from "../../src/ttrpc/service";
 import { narrowReads } from "../helpers/fake-ip-reads";
+import { waitFor } from "../helpers/wait";
 
 const log = createLogger("error", () => {});
 const ctxWith = (signal = new AbortController().signal): CallContext => ({
@@ -106,6 +107,7 @@ describe("SetIPTables in the agent", () => {
     });
     const get = filter.getIPTables?.(create(GetIPTablesRequestSchema, {}), ctxWith());
     const set = filter.setIPTables?.(setReq, ctxWith());
+    // not a wait: a stretch in which nothing may run while the modules load
     await new Promise((r) => setTimeout(r, 50));
     expect(events).toEqual([]);
     loaded.release();
@@ -137,6 +139,7 @@ describe("SetIPTables in the agent", () => {
     const network = createNetworkService({ ip, log, hotplugTimeoutMs: 100, queue });
     const set = filter.setIPTables?.(setReq, ctxWith());
     const routes = network.updateRoutes?.(routesReq, ctxWith());
+    // not a wait: a stretch in which the network call must not run while the packet filter's change holds the queue
     await new Promise((r) => setTimeout(r, 50));
     expect(events).not.toContain("ip readState");
     held.release();
@@ -159,8 +162,7 @@ describe("SetIPTables in the agent", () => {
     const network = createNetworkService({ ip, log, hotplugTimeoutMs: 100 });
     const set = filter.setIPTables?.(setReq, ctxWith());
     const routes = network.updateRoutes?.(routesReq, ctxWith());
-    await new Promise((r) => setTimeout(r, 50));
-    expect(events).toContain("ip readState");
+    await waitFor(() => events.includes("ip readState"), { what: "the network call under way" });
     held.release();
     await Promise.all([set, routes]);
   });
@@ -172,7 +174,7 @@ describe("SetIPTables in the agent", () => {
     const filter = createIptablesService({ iptables, log, queue: new SerialQueue() });
     const abort = new AbortController();
     const set = filter.setIPTables?.(setReq, ctxWith(abort.signal));
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => events.includes("restore start"), { what: "the restore under way" });
     abort.abort(new TtrpcError("peer gone", Code.CANCELLED));
     const err = await Promise.resolve(set).then(
       () => undefined,

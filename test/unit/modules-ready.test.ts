@@ -30,6 +30,7 @@ describe("modulesReady (the wait for init's late modules)", () => {
     const p = ready()?.then(() => {
       settled = true;
     });
+    // not a wait: a stretch in which the wait must not end without the marker
     await new Promise((r) => setTimeout(r, 200));
     expect(settled).toBe(false);
     writeFileSync(done, "");
@@ -52,6 +53,7 @@ describe("modulesReady (the wait for init's late modules)", () => {
     writeFileSync(lateList, "x\n");
     const ac = new AbortController();
     const p = modulesReady({ lateList, done, waitMs: 10_000 })(ac.signal)?.catch((e) => e);
+    // not a wait: the cancellation comes while it waits for the marker, at any moment
     setTimeout(() => ac.abort(new Error("cancelled by peer")), 100);
     const err = await p;
     expect((err as Error).message).toBe("cancelled by peer");

@@ -28,6 +28,7 @@ import { splitJsonDocuments } from "../../src/net/parse/json-documents";
 import { parseLinks, parseNeighbors, parseRoutes } from "../../src/net/parse/parse-ip-json";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { pidAlive } from "../helpers/process";
+import { waitFor } from "../helpers/wait";
 
 const FAKE = fileURLToPath(new URL("../fixtures/fake-ip/ip", import.meta.url));
 const dirs: string[] = [];
@@ -188,6 +189,7 @@ function wedgedIp() {
   dirs.push(dir);
   const bin = join(dir, "ip");
   const pidFile = join(dir, "pid");
+  // not a wait: a stand-in for a wedged ip, killed by the runner
   writeFileSync(bin, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 600\n`);
   chmodSync(bin, 0o755);
   return {
@@ -232,7 +234,7 @@ describe("IpRunner: a wedged ip", () => {
     const runner = new IpRunner({ binary: ip.bin });
     const controller = new AbortController();
     const run = rejection(runner.batch([LINES[0] as string], { signal: controller.signal }));
-    while (!ip.started()) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => ip.started(), { what: "the wedged ip to start" });
     controller.abort(new TtrpcError("deadline exceeded", Code.DEADLINE_EXCEEDED));
     const err = (await run) as NetError;
     expect(err).toBeInstanceOf(IpBatchError);

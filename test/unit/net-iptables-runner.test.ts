@@ -89,6 +89,7 @@ describe("IptablesRunner", () => {
   it("kills the tool when the call is cancelled", async () => {
     const abort = new AbortController();
     const p = runner("hang", { timeoutMs: 60_000 }).save(4, { signal: abort.signal });
+    // not a wait: the call is cancelled while its tool hangs (started synchronously by save), at any moment
     setTimeout(() => abort.abort(new Error("peer gone")), 100);
     const err = await failure(p);
     expect([err.kind, codeOfNetError(err)]).toEqual(["aborted", Code.CANCELLED]);

@@ -20,6 +20,7 @@ async function leaveOrphans(script: string) {
   const pid = sh.pid as number;
   await waitFor(() => processesInGroup(pid).length === 3, { what: "the shell and its children" });
   const start = readProcStat(pid)?.start as number;
+  // not a wait: a process of the test's own that must be left alone, killed by the test
   const outsider = spawn("sleep", ["30"], { stdio: "ignore" });
   process.kill(pid, "SIGKILL");
   await waitFor(() => processesInGroup(pid).every((p) => p.pid !== pid || p.state === "Z"));
@@ -28,6 +29,7 @@ async function leaveOrphans(script: string) {
 
 describe("awaitOrphans", () => {
   it("kills what is still running after the wait, by PID, and only that group", async () => {
+    // not a wait: processes for the dead agent's group to leave behind, killed by the code under test
     const { owner, outsider } = await leaveOrphans("sleep 30");
     const t0 = performance.now();
     const report = await awaitOrphans(owner, log, 300);
@@ -40,6 +42,7 @@ describe("awaitOrphans", () => {
   });
 
   it("waits for processes that end by themselves, and kills none", async () => {
+    // not a wait: processes for the dead agent's group to leave behind; these end by themselves within the wait
     const { owner, outsider } = await leaveOrphans("sleep 2");
     outsider.kill("SIGKILL");
     const report = await awaitOrphans(owner, log, 5000);

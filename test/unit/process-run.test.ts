@@ -48,6 +48,7 @@ describe("runProcess: how a process stopped", () => {
 
   it("timed-out: killed (SIGKILL) at its own limit and reaped", async () => {
     const s = script("");
+    // not a wait: a stand-in that never ends, killed by the code under test
     const t = script(`echo $$ > '${s.pidFile}'\nexec sleep 600`);
     const t0 = performance.now();
     const r = await runProcess({ argv: [t.bin], timeoutMs: 300 });
@@ -59,6 +60,7 @@ describe("runProcess: how a process stopped", () => {
 
   it("timed-out also when it exited but a child it left holds the pipe", async () => {
     const s = script("");
+    // not a wait: a grandchild that outlives its parent, killed by the code under test
     const t = script(`sleep 600 & echo $! > '${s.pidFile}'; exit 0`);
     const r = await runProcess({ argv: [t.bin], timeoutMs: 300 });
     try {
@@ -70,6 +72,7 @@ describe("runProcess: how a process stopped", () => {
 
   it("aborted: the caller's signal kills it, the result carries the reason", async () => {
     const s = script("");
+    // not a wait: a stand-in that never ends, killed by the code under test
     const t = script(`echo $$ > '${s.pidFile}'\nexec sleep 600`);
     const controller = new AbortController();
     const run = runProcess({ argv: [t.bin], timeoutMs: 60_000, signal: controller.signal });

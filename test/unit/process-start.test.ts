@@ -48,6 +48,7 @@ describe("startProcess", () => {
 
   it("kill() sends SIGTERM by PID (or the signal given); nothing once it has ended", async () => {
     const child = startProcess({
+      // not a wait: a stand-in that never ends, killed by the code under test
       argv: [script("exec sleep 600")],
       stdin: "ignore",
       stdout: "ignore",
@@ -59,6 +60,7 @@ describe("startProcess", () => {
     expect(pidAlive(child.pid)).toBe(false);
     expect(() => child.kill("SIGKILL")).not.toThrow();
     const other = startProcess({
+      // not a wait: a stand-in that never ends, killed by the code under test
       argv: [script("exec sleep 600")],
       stdin: "ignore",
       stdout: "ignore",

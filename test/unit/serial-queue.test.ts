@@ -2,7 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { SerialQueue } from "../../src/agent/apply/serial-queue";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
+import { waitFor } from "../helpers/wait";
 
+// not a wait: the tasks' own durations in the cases below
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("SerialQueue", () => {
@@ -14,6 +16,7 @@ describe("SerialQueue", () => {
       running++;
       expect(running).toBe(1);
       events.push(`start ${name}`);
+      // not a wait: the task's own duration, which the queue's order must not follow
       await sleep(ms);
       events.push(`end ${name}`);
       running--;
@@ -31,6 +34,7 @@ describe("SerialQueue", () => {
   it("passes a rejection to its caller and runs the next task anyway", async () => {
     const q = new SerialQueue();
     const first = q.run(async () => {
+      // not a wait: the failing task's own duration
       await sleep(5);
       throw new Error("boom");
     });
@@ -54,6 +58,7 @@ describe("SerialQueue", () => {
     const runs = [0, 1, 2, 3, 4, 5].map((i) =>
       q.run(async () => {
         order.push(i);
+        // not a wait: the task's own duration: a task that settles later than it started
         await sleep(1);
         if (i % 2 === 0) throw new Error(String(i));
         return i;
@@ -73,6 +78,7 @@ describe("SerialQueue", () => {
 
   it("does not start a task whose caller's deadline passed while it waited", async () => {
     const q = new SerialQueue();
+    // not a wait: the first task's own duration, past the second's deadline
     const first = q.run(() => sleep(30));
     const caller = new AbortController();
     let started = false;
@@ -100,7 +106,7 @@ describe("SerialQueue", () => {
       release = r;
     });
     const running = q.run(() => gate);
-    await sleep(0); // it has started: no longer waiting
+    await waitFor(() => q.length === 0, { what: "the first task started (no longer waiting)" });
     const queued = [1, 2, 3].map((i) => q.run(async () => i));
     expect(q.length).toBe(3);
     await expect(q.run(async () => 4)).rejects.toMatchObject({ code: Code.RESOURCE_EXHAUSTED });

@@ -12,6 +12,7 @@ import { encodeFrame, FrameDecoder, FrameType, MAX_DATA_LENGTH } from "../../src
 import { ServerConnection } from "../../src/ttrpc/server-connection";
 import { type ServiceImpl, ServiceRegistry } from "../../src/ttrpc/service";
 import { pbDecodeResponse, pbEncodeRequest } from "../helpers/envelope-pbjs";
+import { waitFor } from "../helpers/wait";
 
 const SERVING = { status: HealthCheckResponse_ServingStatus.SERVING };
 
@@ -160,8 +161,7 @@ describe("a failing call is answered on its stream and the connection serves on"
     const drain = conn.drain().then(() => {
       drained = true;
     });
-    await new Promise((r) => setTimeout(r, 100));
-    expect(aborted).toBe(true);
+    await waitFor(() => aborted, { what: "the call's deadline to abort it" });
     expect(conn.activeCalls).toBe(1);
     expect(drained).toBe(false);
     finish();

@@ -441,6 +441,7 @@ describe("ServerConnection: the error table", () => {
       check: async (_req, ctx) => {
         ctxSeen = ctx;
         // Give an overflowed timer (clamped to 1 ms) the chance to fire.
+        // not a wait: a stretch in which an overflowed (clamped) timer would have fired
         await new Promise((r) => setTimeout(r, 20));
         return SERVING;
       },

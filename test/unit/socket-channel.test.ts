@@ -76,11 +76,13 @@ it("a peer not reading: answers wait in order, reading pauses, all arrive once i
       what: "a partial write",
     },
   );
+  // not a wait: time for the kernel to take what it will; what waits with us must stay over 4 MiB
   await new Promise((r) => setTimeout(r, 100));
   const waiting = s.channel.bufferedBytes ?? 0;
   expect(waiting).toBeGreaterThan(4 << 20);
   // Reading is paused while answers wait: a request sent now is not read.
   client.write("request");
+  // not a wait: a stretch in which nothing may be read while answers wait
   await new Promise((r) => setTimeout(r, 200));
   expect(s.received).toEqual([]);
   expect(s.writable).toBe(0);
@@ -128,6 +130,7 @@ it("EOF from the peer: answers already queued still go out, then the connection 
   await waitFor(() => s.closed === 1, { what: "closed" });
   // Written after the EOF: dropped, never an error.
   s.channel.write(Uint8Array.of(1));
+  // not a wait: a stretch in which a second close must not be reported
   await new Promise((r) => setTimeout(r, 50));
   expect(s.closed).toBe(1);
 });
@@ -153,6 +156,7 @@ it("refused: the peer sees EOF, no reset, though it sent a request first", async
   expect(eof).toBe(true);
   // Still sending after the EOF: dropped, not answered with a reset.
   client.write(new Uint8Array(5000));
+  // not a wait: time for bytes sent after the EOF to arrive, which must be dropped without a reset
   await new Promise((r) => setTimeout(r, 100));
   client.end();
   await closed;
@@ -192,6 +196,7 @@ it("close(): the peer sees the connection end; closed comes once", async () => {
   s.channel.close();
   await gone;
   await waitFor(() => s.closed === 1, { what: "closed" });
+  // not a wait: a stretch in which a second close must not be reported
   await new Promise((r) => setTimeout(r, 50));
   expect(s.closed).toBe(1);
 });

@@ -28,6 +28,7 @@ const GUEST = "printf 'init: netagent started (pid 80, run 1)\\r\\n'";
 
 let fakes = 0;
 /** A fake QEMU running `kvmBody` under `-accel kvm` and `tcgBody` otherwise; runs logged. */
+// not a wait: stand-ins for QEMU that never end (killed by the runner) in these cases
 function fakeQemu(kvmBody: string, tcgBody = `${FIRMWARE}; ${GUEST}; exec sleep 600`) {
   const name = `qemu-${++fakes}`;
   const path = join(dir, name);
@@ -65,6 +66,7 @@ async function start(options: VmOptions) {
 
 describe("boot watchdog and fallback to TCG", () => {
   it("auto: a KVM guest silent after the hand-over is stopped and replaced by a TCG one", async () => {
+    // not a wait: a stand-in for a QEMU that never ends, killed by the runner
     const fake = fakeQemu(`${FIRMWARE}; exec sleep 600`);
     const { vm, notes } = await start({
       qemu: fake.qemu,
@@ -111,6 +113,7 @@ describe("boot watchdog and fallback to TCG", () => {
   }, 30_000);
 
   it("kvm: a silent guest fails the start, saying what was seen, and leaves no QEMU", async () => {
+    // not a wait: a stand-in for a QEMU that never ends, killed by the runner
     const fake = fakeQemu(`${FIRMWARE}; exec sleep 600`);
     await expect(
       start({ qemu: fake.qemu, accel: "kvm", kvmProbe: () => WORKING_KVM, bootWatchdogMs: 500 }),
@@ -132,6 +135,7 @@ describe("boot watchdog and fallback to TCG", () => {
   }, 30_000);
 
   it("kvm: a device that does not open fails before any QEMU runs", async () => {
+    // not a wait: a stand-in for a QEMU that never ends, killed by the runner
     const fake = fakeQemu(`${FIRMWARE}; ${GUEST}; exec sleep 600`);
     await expect(
       start({ qemu: fake.qemu, accel: "kvm", kvmProbe: () => probeKvm(join(dir, "no-kvm")) }),
@@ -140,6 +144,7 @@ describe("boot watchdog and fallback to TCG", () => {
   });
 
   it("auto: a KVM guest that speaks is kept", async () => {
+    // not a wait: a stand-in for a QEMU that never ends, killed by the runner
     const fake = fakeQemu(`${FIRMWARE}; ${GUEST}; exec sleep 600`);
     const { vm, notes } = await start({
       qemu: fake.qemu,
@@ -157,6 +162,7 @@ describe("boot watchdog and fallback to TCG", () => {
 
   it("auto on a machine without /dev/kvm: TCG at once, no watchdog, the reason printed", async () => {
     // A TCG guest that never speaks: with no watchdog the start still resolves.
+    // not a wait: a stand-in for a QEMU that never ends, killed by the runner
     const fake = fakeQemu("exit 1", "exec sleep 600");
     const { vm, notes } = await start({
       qemu: fake.qemu,
@@ -174,6 +180,7 @@ describe("boot watchdog and fallback to TCG", () => {
   });
 
   it("NETAGENT_ACCEL=tcg is honoured without probing", async () => {
+    // not a wait: a stand-in for a QEMU that never ends, killed by the runner
     const fake = fakeQemu("exit 1", "exec sleep 600");
     const before = process.env.NETAGENT_ACCEL;
     process.env.NETAGENT_ACCEL = "tcg";

@@ -222,6 +222,7 @@ describe("front mode in a QEMU guest, over virtio-serial", () => {
     // The stand-in's record, read in the guest.
     let events = await upstreamRecord();
     for (let i = 0; i < 50 && !events.some((e) => e.event === "sleep-ended"); i++) {
+      // not a wait: the interval of a poll bounded at 50 reads of the stand-in's record
       await new Promise((res) => setTimeout(res, 200));
       events = await upstreamRecord();
     }

@@ -61,6 +61,7 @@ describe("the agent killed mid-Apply in the QEMU guest", () => {
       const t = await vm.console.run(`${IP} -6 -o addr show tentative`, 120_000);
       if (t.status === 0 && t.lines.join("").trim() === "") break;
       if (i === 60) throw new Error(`guest: an address stays tentative: ${t.lines.join(" ")}`);
+      // not a wait: the interval of a poll bounded at 60 reads for no address in DAD
       await Bun.sleep(500);
     }
     const out: string[] = [];

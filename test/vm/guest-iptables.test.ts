@@ -88,6 +88,7 @@ describe("a mesh ruleset mirrored from a pod into the QEMU guest", () => {
       // own iptables-save does not).
       const marker = "/run/init.modules.done";
       await guest(
+        // not a wait: the interval of a shell poll bounded at 600 for the marker
         `i=0; while [ ! -e ${marker} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; ls ${marker}`,
       );
       const modules = await guest("cut -d' ' -f1 /proc/modules");

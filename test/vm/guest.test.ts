@@ -206,6 +206,7 @@ describe.each(MODES)("%s mode", (mode) => {
       // After a while: the agent reads EOF over and over and must back off, not spin.
       const before = await cpuTicks();
       const t = performance.now();
+      // not a wait: the measured window: the agent's CPU while the host stays away 2 s
       await vm.console.run("sleep 2");
       const after = await cpuTicks();
       const share = (after - before) / 100 / ((performance.now() - t) / 1000);

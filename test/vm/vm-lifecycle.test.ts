@@ -27,6 +27,7 @@ function fakeQemu(name: string, body: string): string {
 
 describe("Vm process handling", () => {
   it("kills a QEMU that ignores SIGTERM by its PID, reaps it and removes its directory", async () => {
+    // not a wait: a stand-in for a QEMU that ignores SIGTERM, killed by the runner
     const qemu = fakeQemu("stubborn", "trap '' TERM\necho booting\nwhile :; do sleep 0.1; done");
     const vm = await Vm.start({ qemu, kernel, initrd, accel: "tcg" });
     await vm.console.waitFor("booting", 5000);

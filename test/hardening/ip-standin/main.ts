@@ -18,6 +18,7 @@ import { join } from "node:path";
 import type { StandinConfig } from "./config";
 import { type Exchange, type Handler, runIp, serve } from "./exchanges";
 
+// not a wait: the stand-in's own delays below, each asked for by the test driving it
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Dies as a crashed ip would: SIGKILL, no words, no clean-up. */
@@ -70,6 +71,7 @@ function gated(c: Extract<StandinConfig, { kind: "gated" }>): Handler {
     const status = await runIp(x, x.lines.slice(0, half));
     if (status !== 0) return status;
     writeFileSync(c.halfway, String(x.index));
+    // not a wait: the poll interval of the stand-in waiting for the test's release file (the test bounds it)
     while (!existsSync(c.release)) await sleep(50);
     return runIp(x, x.lines.slice(half), { offset: half });
   };
@@ -108,6 +110,7 @@ function faulty(prefix: string): Handler {
       rmSync(f("wedge"));
       await runIp(x, x.lines.slice(0, Math.floor(n / 2)), { quiet: true });
       writeFileSync(f("pid"), `${process.pid} ${x.index}`);
+      // not a wait: a stand-in for a wedged ip: it never answers, and is killed
       await sleep(600_000);
       return 1;
     }
@@ -127,6 +130,7 @@ function faulty(prefix: string): Handler {
 function slow(c: Extract<StandinConfig, { kind: "slow" }>): Handler {
   return async (x) => {
     appendFileSync(c.count, "x\n");
+    // not a wait: a slow ip, as slow as the test asked
     await sleep(c.ms);
     return runIp(x);
   };

@@ -174,6 +174,7 @@ func run(client *ttrpc.Client, s step, summary bool) (stepResult, error) {
 	}
 	if s.WaitFor != "" {
 		// Bounded: a test that failed before creating the file must not leave this waiting.
+		// not a wait: the poll interval of a wait bounded by the deadline below
 		for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
 			if _, err := os.Stat(s.WaitFor); err == nil {
 				break
@@ -214,6 +215,7 @@ func run(client *ttrpc.Client, s step, summary bool) (stepResult, error) {
 		}()
 	}
 	if s.CloseAfterMs > 0 {
+		// not a wait: the test asks the client to hang up after this long
 		time.Sleep(time.Duration(s.CloseAfterMs) * time.Millisecond)
 		client.Close()
 	}

@@ -175,6 +175,7 @@ var upstreamMethods = map[string]ttrpc.Method{
 			return nil, err
 		}
 		ints, _ := fields(p)
+		// not a wait: the stand-in upstream's Sleep method: as long as the request asks
 		time.Sleep(time.Duration(ints[1]) * time.Millisecond)
 		return &rawmsg.Raw{}, nil
 	},
@@ -192,6 +193,7 @@ var upstreamMethods = map[string]ttrpc.Method{
 			})
 		}
 		select {
+		// not a wait: the stand-in upstream's Sleep method: as long as the request asks, or until cancelled
 		case <-time.After(time.Duration(ints[1]) * time.Millisecond):
 			ended("slept")
 			return &rawmsg.Raw{}, nil
