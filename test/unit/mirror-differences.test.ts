@@ -13,6 +13,7 @@ import { compareComplete } from "../../src/host/compare/complete-diff";
 import type { CompleteRead, Json } from "../../src/host/compare/complete-read";
 import { sameDecision } from "../../src/host/compare/lookup-compare";
 import { MIRROR_DIFFERENCES } from "../../src/host/compare/mirror-differences";
+import { sourceAloneDiffers, sourceOrderNotes } from "../../src/host/compare/source-order";
 import { emptyRead } from "./complete-helpers";
 
 const veth: Json = {
@@ -384,6 +385,7 @@ const CASES: Record<keyof typeof MIRROR_DIFFERENCES, Case> = {
     },
   },
   lookupCache: { pod: {}, guest: {}, near: {} },
+  lookupSourceOtherLink: { pod: {}, guest: {}, near: {} },
   lookupKernelLinkLocalSource: { pod: {}, guest: {}, near: {} },
 };
 
@@ -434,6 +436,52 @@ describe("routeCarrierOnly", () => {
       ["guest only", true],
     ]);
     expect(found.map((f) => f.what).join("\n")).toMatch(/ff00::\/8/);
+  });
+});
+
+describe("lookupSourceOtherLink", () => {
+  const pod = emptyRead({
+    links: [
+      { ...veth, ifname: "eth0" },
+      { ...veth, ifname: "net1", address: "02:00:00:00:00:02" },
+    ],
+    addresses: [
+      { ifname: "eth0", addr_info: [{ family: "inet", local: "10.1.0.2", prefixlen: 24 }] },
+      { ifname: "net1", addr_info: [{ family: "inet6", local: "fd00::2", prefixlen: 64 }] },
+    ],
+  });
+  const spec = (oif: string) => ({
+    to: "10.9.9.9",
+    from: "",
+    iif: "",
+    oif,
+    mark: 0,
+    ipproto: 0,
+    sport: 0,
+    dport: 0,
+    uid: 0,
+    tos: 0,
+  });
+  const at = (prefsrc: string, dev = "net1") => ({
+    route: { type: "unicast", dst: "10.9.9.9", dev, prefsrc, table: "main", flags: [], uid: 0 },
+  });
+
+  it("names the pod's links without an address of a family another link has", () => {
+    expect(sourceOrderNotes(pod)).toEqual([
+      "lookups through net1 (no IPv4 address of its own) take their IPv4 source from another link, the first in the order the links were made, which in the guest is the hypervisor's: they can differ in the source",
+      "lookups through eth0 (no IPv6 address of its own) take their IPv6 source from another link, the first in the order the links were made, which in the guest is the hypervisor's: they can differ in the source",
+    ]);
+  });
+
+  it("a lookup through such a link differing in the source alone; anything else is compared", () => {
+    expect(sourceAloneDiffers(spec("net1"), at("10.1.0.2"), at("10.2.0.2"), pod)).toBe(true);
+    // Through a link with an address of its own, the source is compared.
+    expect(sourceAloneDiffers(spec("eth0"), at("10.1.0.2"), at("10.2.0.2"), pod)).toBe(false);
+    // Without oif, and with another device, compared.
+    expect(sourceAloneDiffers(spec(""), at("10.1.0.2"), at("10.2.0.2"), pod)).toBe(false);
+    expect(sourceAloneDiffers(spec("net1"), at("10.1.0.2"), at("10.2.0.2", "eth0"), pod)).toBe(
+      false,
+    );
   });
 });
 

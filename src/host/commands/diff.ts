@@ -12,6 +12,7 @@ import {
   mirrorDifferencesHelp,
   probesSection,
   type Section,
+  sourceOrderSection,
   usableSection,
 } from "../compare/complete-report";
 import { type Comparison, compareNetworks, type Row, renderComparison } from "../compare/kata-diff";
@@ -195,9 +196,9 @@ export const diff: Command = {
       throw new ExitError(describeError(err), 3, { cause: err });
     }
     if (ctx.json) {
-      const { findings, carrier, probes: asked } = complete ?? {};
+      const { findings, carrier, sourceOrder, probes: asked } = complete ?? {};
       ctx.write(
-        `${JSON.stringify({ ...outcome.cmp, iptables: rules, notMirrored: findings, carrier, probes: asked, usable: complete?.usable })}\n`,
+        `${JSON.stringify({ ...outcome.cmp, iptables: rules, notMirrored: findings, carrier, sourceOrder, probes: asked, usable: complete?.usable })}\n`,
       );
       return outcome.cmp.equal ? 0 : 1;
     }
@@ -211,6 +212,8 @@ export const diff: Command = {
       const sections: Section[] = [completeSection(complete.findings), ...(usable ? [usable] : [])];
       if (complete.carrier.length) sections.push(carrierSection(complete.carrier));
       if (complete.probes) sections.push(probesSection(complete.probes));
+      if (complete.sourceOrder.length || complete.probes?.sourceOnly?.length)
+        sections.push(sourceOrderSection(complete.sourceOrder, complete.probes));
       text = addSections(text, sections);
     }
     ctx.write(text);

@@ -16,6 +16,7 @@ import { readAddressesBoth, readGuestComplete, readPodComplete } from "./complet
 import { lookupText, sameDecision } from "./lookup-compare";
 import { guestDecisions, podDecisions } from "./lookups-both";
 import { drawProbes } from "./probes";
+import { sourceAloneDiffers, sourceOrderNotes } from "./source-order";
 import {
   TENTATIVE_WAIT_MS,
   type UsableWait,
@@ -29,6 +30,8 @@ export interface CompleteComparison {
   /** What carrier alone explains (Finding.carrier): named, not counted. */
   carrier: Finding[];
   probes?: ProbesOutcome;
+  /** The pod's links lookups through which can differ in their source (source-order.ts): named, not counted. */
+  sourceOrder: string[];
   /** The wait for the guest's tentative addresses; `still` as the complete reads found it. */
   usable: UsableWait;
   /** Findings, disagreeing lookups and addresses still tentative. */
@@ -69,16 +72,21 @@ export async function compareBoth(
   // The verdict rests on these reads: what they show tentative counts.
   const usable = { ...waited, still: unusableInGuest(pod.addresses, guest.addresses) };
   const counted = findings.length + usable.still.length;
-  if (opts.probes === 0) return { findings, carrier, usable, differences: counted };
+  const sourceOrder = sourceOrderNotes(pod);
+  if (opts.probes === 0) return { findings, carrier, sourceOrder, usable, differences: counted };
   const lookups = drawProbes(pod, opts.probes);
   const [p, g] = await Promise.all([
     podDecisions(opts.netns, lookups),
     guestDecisions(client, lookups, opts.timeoutMs),
   ]);
-  const disagreements = lookups.flatMap((l, i) => {
+  const differing = lookups.flatMap((l, i) => {
     const [a, b] = [p[i], g[i]];
-    return a && b && !sameDecision(a, b) ? [{ lookup: lookupText(l), pod: a, guest: b }] : [];
+    if (!a || !b || sameDecision(a, b)) return [];
+    const sourceOnly = sourceAloneDiffers(l, a, b, pod);
+    return [{ lookup: lookupText(l), pod: a, guest: b, sourceOnly }];
   });
+  const disagreements = differing.filter((d) => !d.sourceOnly).map(({ sourceOnly: _, ...d }) => d);
+  const sourceOnly = differing.filter((d) => d.sourceOnly).map(({ sourceOnly: _, ...d }) => d);
   const tentative =
     disagreements.length === 0
       ? []
@@ -86,7 +94,8 @@ export async function compareBoth(
   return {
     findings,
     carrier,
-    probes: { asked: lookups.length, disagreements, tentative },
+    probes: { asked: lookups.length, disagreements, tentative, sourceOnly },
+    sourceOrder,
     usable,
     differences: counted + disagreements.length,
   };

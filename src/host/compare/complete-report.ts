@@ -24,6 +24,8 @@ export interface ProbesOutcome {
   disagreements: ProbeResult[];
   /** When some disagree: addresses of either side still tentative (complete-compare.ts). */
   tentative?: string[];
+  /** Lookups that differ in the source alone, through a link without an address of theirs (source-order.ts): not counted. */
+  sourceOnly?: ProbeResult[];
 }
 
 export function findingRow(f: Finding): Row {
@@ -78,6 +80,26 @@ export function carrierSection(findings: readonly Finding[]): Section {
       const row = findingRow(f);
       return { ...row, pod: row.pod.replace(/^not mirrored: /, "carrier: ") };
     }),
+  };
+}
+
+/**
+ * The lookups that can differ in their source (MIRROR_DIFFERENCES
+ * .lookupSourceOtherLink): the pod's links that make them, and those of the
+ * probes that did. Named, not counted.
+ */
+export function sourceOrderSection(notes: readonly string[], p?: ProbesOutcome): Section {
+  return {
+    title:
+      "lookups that can differ in their source (the order of links; not counted: see diff --help)",
+    rows: [
+      ...notes.map((n) => ({ mark: "=" as const, pod: n, guest: "" })),
+      ...(p?.sourceOnly ?? []).map((d) => ({
+        mark: "~" as const,
+        pod: `${d.lookup}: ${decisionWords(d.pod)}`,
+        guest: decisionWords(d.guest),
+      })),
+    ],
   };
 }
 

@@ -165,6 +165,11 @@ export const MIRROR_DIFFERENCES = {
     fields: ["cache"],
     why: "exceptions the kernel learned from traffic (a path MTU, a redirect) that expire by themselves",
   },
+  lookupSourceOtherLink: {
+    kind: "lookup",
+    what: "the preferred source of a lookup through a link the pod has no address of its family on (route get X oif net1, net1 without IPv4), the rest of its answer compared; diff names such links",
+    why: "the kernel then takes the source from another link, the first in the order the links were made: the guest's NICs are in the hypervisor's order, its tun devices made by the agent after them, neither of which sync decides",
+  },
   lookupKernelLinkLocalSource: {
     kind: "lookup",
     what: "a lookup's prefsrc when each side picks a kernel link-local (addressKernelLinkLocal)",
