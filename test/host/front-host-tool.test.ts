@@ -148,6 +148,14 @@ describe("netagentctl through a front over hybrid vsock", () => {
         },
         { what: "the rule mirrored", timeoutMs: 20_000 },
       );
+      // The rule comes before the table's route: a resync between the two satisfies the
+      // waits above while the guest's table 100 is still empty. Wait for the table itself.
+      await waitFor(
+        async () =>
+          JSON.stringify(await tableText(guestNs, "100")) ===
+          JSON.stringify(["default via 10.248.249.1 dev eth0"]),
+        { what: "the guest's table 100 mirrored", timeoutMs: 20_000 },
+      );
       expect(await tableText(guestNs, "100")).toEqual(["default via 10.248.249.1 dev eth0"]);
       const resynced = watch.events.filter(
         (e): e is Extract<WatchEvent, { event: "resync" }> => e.event === "resync",
