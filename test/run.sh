@@ -60,6 +60,11 @@ DEMO=$demo node -e '
     const r = JSON.parse(fs.readFileSync(f, "utf8"));
     passed += r.numPassedTests; failed += r.numFailedTests;
     skipped += r.numPendingTests + r.numTodoTests;
+    // A file that failed with no failed test (a hook or an import threw, and
+    // its tests were skipped) is one failure, not a quiet skip.
+    for (const file of r.testResults) {
+      if (file.status === "failed" && !file.assertionResults.some((t) => t.status === "failed")) failed++;
+    }
   }
   console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
   // The failures by name, last, where a log that keeps only its tail shows them.
@@ -70,6 +75,10 @@ DEMO=$demo node -e '
         if (t.status !== "failed") continue;
         const why = (t.failureMessages[0] ?? "").split("\n")[0].slice(0, 300);
         console.log(`FAILED ${file.name.replace(process.cwd() + "/", "")} > ${t.fullName}: ${why}`);
+      }
+      if (file.status === "failed" && !file.assertionResults.some((t) => t.status === "failed")) {
+        const why = (file.message ?? "").split("\n")[0].slice(0, 300);
+        console.log(`FAILED ${file.name.replace(process.cwd() + "/", "")} (the file, before its tests): ${why}`);
       }
     }
   }
