@@ -242,6 +242,9 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
         id,
       ).toBe(true);
     }
+    if (process.env.FOLLOW_DUMP_HOSTILE) {
+      writeFileSync(process.env.FOLLOW_DUMP_HOSTILE, JSON.stringify(await f.sandboxes(), null, 1));
+    }
     // The others went on: b still follows its pod.
     const syncs = (await f.sandboxes()).find((x) => x.id === "sbx-b")?.syncs ?? 0;
     await b.pod.pod.ip("route", "add", "198.51.100.0/24", "via", "10.248.250.17", "dev", "eth0");
