@@ -14,6 +14,7 @@ import { planLink, putLine } from "../../net/plan/plan-link";
 import { batchLine } from "../../net/plan/render-batch";
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import type { InterfaceSpec } from "../validate/validate-interface-neighbors";
+import { settleIpv6 } from "./restore-ipv6";
 import { noteRollback } from "./rollbacks";
 import type { SerialQueue } from "./serial-queue";
 
@@ -85,6 +86,9 @@ export async function restoreLink(
     const now = await readWithRetries(ip);
     lines = planLinkRestore(before, link, now).concat(holderAddresses(holder, now));
     await ip.batch(lines, { force: true });
+    // Complete only when the link's IPv6 state reads as before (restore-ipv6.ts).
+    const unsettled = await settleIpv6(ip, link);
+    if (unsettled) throw new Error(unsettled);
   } catch (err) {
     const problem = (err as Error).message;
     log.error("restore incomplete", { what, error: problem });
