@@ -123,6 +123,8 @@ describe("a hostile host against a guest under its pod's generated policy", () =
     }
   });
 
+  // 45 requests, each followed by a complete independent read of the guest (nine processes):
+  // about 20 s alone, several times that beside other tests on two shared cores.
   it("every request of the corpus is refused with its rule and leaves the guest as it was", async () => {
     const path = `/run/netns/${podName()}`;
     const kata = await readPodRequests(path);
@@ -168,7 +170,7 @@ describe("a hostile host against a guest under its pod's generated policy", () =
     ]);
     const text = Buffer.from(metrics?.results?.[0]?.payload ?? "", "hex").toString("latin1");
     expect(text).toMatch(/netagent_policy_refusals_total\{rule="routes\.gateways"\} [1-9]/);
-  });
+  }, 300_000);
 
   it("the policy of every pod of its CNI network (--cni-config) admits the pod's sync too", async () => {
     const conf = dir.join("ptp.conflist");
