@@ -183,18 +183,26 @@ describe("IpRunner reads", () => {
   });
 });
 
+/** No process of that PID (undefined: none was ever written). */
+const gone = (pid: number | undefined) => pid === undefined || (pid > 0 && !pidAlive(pid));
+
 /** An ip that writes its PID to `pid` and then never finishes (a wedged iproute2). */
 function wedgedIp() {
   const dir = mkdtempSync(join(tmpdir(), "netagent-wedged-ip-"));
   dirs.push(dir);
   const bin = join(dir, "ip");
   const pidFile = join(dir, "pid");
+  // The PID file appears whole (written aside, then renamed): a file seen empty, the
+  // stand-in killed between its creation and the write, read as PID 0, and kill(0, 0)
+  // found "alive" the test's own process group (seen at load ~27).
   // not a wait: a stand-in for a wedged ip, killed by the runner
-  writeFileSync(bin, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 600\n`);
+  const script = `#!/bin/sh\necho $$ > '${pidFile}.new' && mv '${pidFile}.new' '${pidFile}'\nexec sleep 600\n`;
+  writeFileSync(bin, script);
   chmodSync(bin, 0o755);
   return {
     bin,
-    pid: () => Number(readFileSync(pidFile, "utf8")),
+    /** The stand-in's PID (it was killed before it wrote one: nothing of it can be alive). */
+    pid: () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) : undefined),
     started: () => existsSync(pidFile),
   };
 }
@@ -210,7 +218,7 @@ describe("IpRunner: a wedged ip", () => {
     expect([err.kind, codeOfNetError(err)]).toEqual(["unavailable", Code.UNAVAILABLE]);
     expect(err.message).toMatch(/killed \(SIGKILL\) after 300 ms without finishing/);
     // Reaped: no zombie left, the PID is gone.
-    expect(pidAlive(ip.pid())).toBe(false);
+    expect(gone(ip.pid())).toBe(true);
   });
 
   it("a read is bounded the same way", async () => {
@@ -219,7 +227,7 @@ describe("IpRunner: a wedged ip", () => {
     const err = (await rejection(runner.readRoutes())) as NetError;
     expect([err.kind, codeOfNetError(err)]).toEqual(["unavailable", Code.UNAVAILABLE]);
     expect(err.message).toMatch(/^ip route show table all: killed \(SIGKILL\) after 300 ms/);
-    expect(pidAlive(ip.pid())).toBe(false);
+    expect(gone(ip.pid())).toBe(true);
   });
 
   it("the timeout grows with the batch: base + perLine × lines", () => {
@@ -240,7 +248,7 @@ describe("IpRunner: a wedged ip", () => {
     expect(err).toBeInstanceOf(IpBatchError);
     expect([err.kind, codeOfNetError(err)]).toEqual(["aborted", Code.DEADLINE_EXCEEDED]);
     expect(err.message).toMatch(/killed \(SIGKILL\): call cancelled \(deadline exceeded\)/);
-    expect(pidAlive(ip.pid())).toBe(false);
+    expect(gone(ip.pid())).toBe(true);
   });
 
   it("leaves no output file behind (read, failed batch, killed run), in a directory only it can enter", async () => {

@@ -18,7 +18,14 @@ const log = createLogger("error", () => {});
 async function leaveOrphans(script: string) {
   const sh = spawn("setsid", ["sh", "-c", `${script} & ${script} & wait`], { stdio: "ignore" });
   const pid = sh.pid as number;
-  await waitFor(() => processesInGroup(pid).length === 3, { what: "the shell and its children" });
+  // The children count once they run the script, not while they are still forked shells.
+  await waitFor(
+    () =>
+      processesInGroup(pid).length === 3 &&
+      processesInGroup(pid).filter((p) => p.pid !== pid && p.comm === script.split(" ")[0])
+        .length === 2,
+    { what: "the shell and its children running the script" },
+  );
   const start = readProcStat(pid)?.start as number;
   // not a wait: a process of the test's own that must be left alone, killed by the test
   const outsider = spawn("sleep", ["30"], { stdio: "ignore" });
