@@ -114,4 +114,16 @@ describe("the kernel's own consequences of a step", () => {
     const drawn = (d: { what: string }) => d.what.endsWith("/eth0/stable_secret");
     expect((await p.judge()).filter((d) => !drawn(d))).toEqual([]);
   });
+
+  it("an IPv6 address added to a link that stays down: tentative in the guest too, no local route", async () => {
+    const p = await pair();
+    await p.pod.ip("link", "set", "eth0", "down");
+    await p.pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
+    await p.pod.ip("-6", "addr", "add", "fd00:1::2/64", "dev", "eth0");
+    const s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect(await ipv6(p.guest.ns, "eth0")).toEqual(await ipv6(p.pod, "eth0"));
+    expect(await ipv6(p.guest.ns, "eth0")).toEqual(["addr fd00:1::2/64"]);
+    expect(await p.judge()).toEqual([]);
+  });
 });

@@ -182,11 +182,11 @@ function planAddresses(
     for (const a of order) {
       const had = have.get(idOf(a));
       if (had && !rebuilt(a) && !(a.family === 6 && lostIpv6)) {
-        if (exact && addressRest(had) !== addressRest(a)) push(a, putLine(a, name));
+        if (exact && addressRest(had) !== addressRest(a)) push(a, putLine(a, name, target.up));
         continue;
       }
       if (had && a.family === 6) {
-        push(a, putLine(exact ? a : had, name));
+        push(a, putLine(exact ? a : had, name, target.up));
         continue;
       }
       // nodad: usable at once instead of tentative for a second or more.
@@ -198,7 +198,9 @@ function planAddresses(
       const linkLocal = a.family === 6 && isLinkLocal6(a.address);
       const verb = linkLocal || (a.family === 6 && target.exactAddresses) ? "replace" : "add";
       const t = ["addr", verb, ...(exact ? addressWords(a) : [cidrOf(a)]), "dev", name];
-      if (a.family === 6) t.push("nodad");
+      // On a link that is to stay down, as the kernel has it there: tentative,
+      // no local route (duplicate address detection runs once it comes up).
+      if (a.family === 6 && target.up) t.push("nodad");
       push(a, batchLine(t));
     }
     return lines;
@@ -206,10 +208,13 @@ function planAddresses(
   return { removals, additions };
 }
 
-/** `addr replace` of an address as it was on its link (IPv6: without DAD). */
-export function putLine(a: TargetAddress, dev: string): string {
+/**
+ * `addr replace` of an address as it was on its link (IPv6: without DAD,
+ * unless `up` is false: on a link that stays down it stays tentative).
+ */
+export function putLine(a: TargetAddress, dev: string, up = true): string {
   const t: (string | number)[] = ["addr", "replace", ...addressWords(a), "dev", dev];
-  if (a.family === 6) t.push("nodad");
+  if (a.family === 6 && up) t.push("nodad");
   return batchLine(t);
 }
 
