@@ -14,7 +14,7 @@
  *   at once, to the last of those guests equal.
  *
  * Alone, as root, after `npm run build`:
- *   bun bench/rows/follow.ts [--sandboxes 40] [--changes 20] [--quiet-s 30] [--no-watch]
+ *   bun bench/rows/follow.ts [--sandboxes 40] [--changes 20] [--quiet-s 30] [--no-watch] [--no-latency]
  *                            [--sandboxes-json FILE]
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -113,7 +113,8 @@ async function main() {
     out.follow = treeMemory([f.child.pid]);
     out.followMain = mainMemory(f.child.pid);
     out.followIdleCpuPct = ((await idleTicks([f.child.pid])) * TICK_MS) / (quietS * 10);
-    out.followLatency = await latency(node, 0);
+    console.log(JSON.stringify(out)); // what is measured so far, should a later step fail
+    if (!flag("--no-latency")) out.followLatency = await latency(node, 0);
     out.loadDuringFollow = await load();
     await f.child.stop("SIGTERM");
     if (!flag("--no-watch")) {
