@@ -28,7 +28,7 @@ rm -f dist/vitest-*.json
 # slow enough without sharing the two cores with namespace tests, and it
 # waits on a busy guest. One guest at a time. guest-arm64 boots the arm64
 # guest once (qemu-system-aarch64, TCG), building dist/guest-arm64 first.
-VM_TESTS="test/vm/guest.test.ts test/vm/guest-crash.test.ts test/vm/guest-iptables.test.ts test/vm/guest-state.test.ts test/vm/watch-hotplug.test.ts test/vm/guest-arm64.test.ts test/vm/front-guest.test.ts"
+VM_TESTS="test/vm/guest.test.ts test/vm/guest-crash.test.ts test/vm/guest-iptables.test.ts test/vm/guest-state.test.ts test/vm/watch-hotplug.test.ts test/vm/guest-arm64.test.ts test/vm/front-guest.test.ts test/vm/follow-guest.test.ts"
 # Both guest images are built here, once, not inside the first VM test's
 # hook: at load 20 the x86 build alone outlasted a 120 s hook.
 npx bun rootfs/build.ts --arch x86_64
