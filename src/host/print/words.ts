@@ -25,7 +25,7 @@ import type {
 import { IPFamily, type Route as KataRoute } from "../../gen/types_pb";
 import { defaultDst, type Family } from "../../net/model/address";
 import type { Route } from "../../net/model/model";
-import type { Rule } from "../../net/plan/rules";
+import { type Rule, selectorWords } from "../../net/plan/rules";
 import { attrWords } from "../../net/vocabulary/attrs";
 import { ROUTE_ATTRS } from "../../net/vocabulary/route-attrs";
 import {
@@ -179,10 +179,7 @@ export function ruleWords(r: RuleView): string {
   if (r.family === 6) t.push("(v6)");
   if (r.not) t.push("not");
   t.push("from", r.src || "all");
-  if (r.dst) t.push("to", r.dst);
-  if (r.iif) t.push("iif", r.iif);
-  if (r.oif) t.push("oif", r.oif);
-  if (r.fwmark) t.push("fwmark", `0x${r.fwmark.mark.toString(16)}/0x${r.fwmark.mask.toString(16)}`);
+  t.push(...selectorWords(r));
   t.push(...attrWords(RULE_ATTRS, r.attrs));
   if (r.attrs?.some(([n]) => RULE_ACTION_ATTRS.includes(n))) {
     // goto, nop or l3mdev is the action

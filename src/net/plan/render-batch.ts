@@ -109,6 +109,13 @@ function hopsText(r: Route): string {
 
 const table = (r: Route) => token(formatTable(r.table ?? TABLE_MAIN));
 
+/** How a route's line ends: the words of `attrs` (the route's, or none), its table, its nexthops. */
+function attrsTableHops(r: Route, attrs: Route["attrs"]): string {
+  let t = "";
+  for (const w of attrWords(ROUTE_ATTRS, attrs)) t += ` ${token(w)}`;
+  return `${t} table ${table(r)}${hopsText(r)}`;
+}
+
 /** `route replace ...` (or `append`) with every attribute of the route. */
 export function renderRouteReplace(r: Route, verb: "replace" | "append" = "replace"): string {
   let t = `route ${token(verb)} ${routeText(r)} scope ${token(r.scope)} metric ${token(r.metric)}`;
@@ -119,8 +126,7 @@ export function renderRouteReplace(r: Route, verb: "replace" | "append" = "repla
       r.attrs && lockedNames(r.attrs).includes("mtu")
         ? ` mtu lock ${token(r.mtu)}`
         : ` mtu ${token(r.mtu)}`;
-  if (r.attrs) for (const w of attrWords(ROUTE_ATTRS, r.attrs)) t += ` ${token(w)}`;
-  return `${t} table ${table(r)}${hopsText(r)}`;
+  return t + attrsTableHops(r, r.attrs);
 }
 
 /**
@@ -137,9 +143,7 @@ export function renderRouteDelete(r: Route): string {
   if (r.family === 6 && !r.dev && !r.hops && r.nhid === undefined) t += " dev lo";
   t += ` scope ${token(r.scope)} metric ${token(r.metric)} proto ${token(r.protocol)}`;
   // IPv4 compares the metrics and realms a delete gives (fib_metrics_match, fib_nh_match).
-  if (r.family === 4 && r.attrs)
-    for (const w of attrWords(ROUTE_ATTRS, r.attrs)) t += ` ${token(w)}`;
-  return `${t} table ${table(r)}${hopsText(r)}`;
+  return t + attrsTableHops(r, r.family === 4 ? r.attrs : undefined);
 }
 
 /**

@@ -139,15 +139,22 @@ export function parseRules(doc: unknown, family: Family): Rule[] {
   return out;
 }
 
+/** A rule's selectors after its source, in `ip rule`'s words: `to`, `iif`, `oif`, `fwmark` (hex). */
+export function selectorWords(r: Pick<Rule, "dst" | "iif" | "oif" | "fwmark">): string[] {
+  const t: string[] = [];
+  if (r.dst) t.push("to", r.dst);
+  if (r.iif) t.push("iif", r.iif);
+  if (r.oif) t.push("oif", r.oif);
+  if (r.fwmark) t.push("fwmark", `0x${r.fwmark.mark.toString(16)}/0x${r.fwmark.mask.toString(16)}`);
+  return t;
+}
+
 /** The rule as `ip rule` arguments after `add`/`del` (selectors, then the action). */
 function ruleArgs(r: Rule): (string | number)[] {
   const t: (string | number)[] = ["priority", r.priority];
   if (r.not) t.push("not");
   if (r.src) t.push("from", r.src);
-  if (r.dst) t.push("to", r.dst);
-  if (r.iif) t.push("iif", r.iif);
-  if (r.oif) t.push("oif", r.oif);
-  if (r.fwmark) t.push("fwmark", `0x${r.fwmark.mark.toString(16)}/0x${r.fwmark.mask.toString(16)}`);
+  t.push(...selectorWords(r));
   const actionAttr = r.attrs?.some(([n]) => RULE_ACTION_ATTRS.includes(n));
   t.push(...attrWords(RULE_ATTRS, r.attrs));
   if (actionAttr) return t;

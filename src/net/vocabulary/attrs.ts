@@ -75,6 +75,16 @@ export function pattern(re: RegExp, expected: string): Grammar {
   return { test: (v) => re.test(v), expected };
 }
 
+/** A flag: `ip -j` prints it as a key with a null value, `ip` takes its name alone. */
+export function flagAttr(name: string): AttrSpec {
+  return {
+    name,
+    read: (json) => (name in json ? "on" : undefined),
+    words: () => [name],
+    grammar: oneOf(["on"]),
+  };
+}
+
 /** An unsigned number from `ip -j` (a number, or digits as text) as canonical text. */
 export function jsonUint(v: unknown): string | undefined {
   if (typeof v === "number" && Number.isInteger(v) && v >= 0) return String(v);

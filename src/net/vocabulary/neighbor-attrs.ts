@@ -5,17 +5,9 @@
  * no MAC, no state), and `extern_learn` (NTF_EXT_LEARNED: the kernel's
  * garbage collection leaves it alone). A list is exact: left out is off.
  */
-import { type AttrSpec, attrTable, oneOf } from "./attrs";
+import { attrTable, flagAttr } from "./attrs";
 
-/** `ip -j` prints a neighbour flag as a key with a null value. */
-const flag = (name: string): AttrSpec => ({
-  name,
-  read: (json) => (name in json ? "on" : undefined),
-  words: () => [name],
-  grammar: oneOf(["on"]),
-});
-
-export const NEIGHBOR_ATTRS = attrTable([flag("extern_learn"), flag("proxy")]);
+export const NEIGHBOR_ATTRS = attrTable([flagAttr("extern_learn"), flagAttr("proxy")]);
 
 /** Whether an entry is a proxy entry. */
 export function isProxy(n: { attrs?: readonly (readonly [string, string])[] }): boolean {

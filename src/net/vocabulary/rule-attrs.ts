@@ -7,7 +7,7 @@
  * its grammar. Values are canonical: numbers, never names a host's
  * /etc/protocols or /etc/iproute2 may give and a guest may not know.
  */
-import { type AttrSpec, attrTable, jsonUint, oneOf, pattern, uint } from "./attrs";
+import { type AttrSpec, attrTable, flagAttr, jsonUint, pattern, uint } from "./attrs";
 import { isRouteProtocol } from "./routes";
 
 type Json = Record<string, unknown>;
@@ -100,14 +100,6 @@ function rangeGrammar(max: number, what: string): AttrSpec["grammar"] {
   };
 }
 
-/** `ip -j` prints a flag as a key with a null value. */
-const flag = (name: string): AttrSpec => ({
-  name,
-  read: (json) => (name in json ? "on" : undefined),
-  words: () => [name],
-  grammar: oneOf(["on"]),
-});
-
 const REALM = "(0|[1-9]\\d{0,2})";
 
 function realms(json: Json): string | undefined {
@@ -140,8 +132,8 @@ export const RULE_ATTRS = attrTable([
     words: (v) => ["ipproto", v],
     grammar: uint(0, 255),
   },
-  flag("l3mdev"),
-  flag("nop"),
+  flagAttr("l3mdev"),
+  flagAttr("nop"),
   {
     name: "protocol",
     read: (json) => (typeof json.protocol === "string" ? json.protocol : jsonUint(json.protocol)),
