@@ -1,8 +1,8 @@
 /** list-interfaces and list-routes: the guest as the agent reports it. */
 import { toJson } from "@bufbuild/protobuf";
-import { AgentService, InterfacesSchema, RoutesSchema } from "../../gen/agent_pb";
+import { AgentService, InterfacesSchema, type Routes, RoutesSchema } from "../../gen/agent_pb";
 import { interfacesTable, routesTable } from "../print/table";
-import { type Command, parseFlags, withClient } from "./common";
+import { type Command, type CommandContext, parseFlags, withClient } from "./common";
 
 const COMMON = `Options: --addr ADDR, --timeout S, --json (the answer as protobuf JSON).
 Exit codes: 0 ok, 1 the call failed (CODE: message printed), 2 usage.
@@ -27,6 +27,12 @@ ${COMMON}`,
   },
 };
 
+/** Writes the routes of an answer (ListRoutes', UpdateRoutes'): its JSON with --json, else a table; 0. */
+export function printRoutes(ctx: CommandContext, r: Routes): number {
+  ctx.write(ctx.json ? `${JSON.stringify(toJson(RoutesSchema, r))}\n` : routesTable(r.Routes));
+  return 0;
+}
+
 export const listRoutes: Command = {
   name: "list-routes",
   summary: "the guest's main routing table, both families (ListRoutes)",
@@ -42,7 +48,6 @@ ${COMMON}`,
     const r = await withClient(ctx, (c) =>
       c.unary(AgentService.method.listRoutes, {}, { timeoutMs: ctx.timeoutMs }),
     );
-    ctx.write(ctx.json ? `${JSON.stringify(toJson(RoutesSchema, r))}\n` : routesTable(r.Routes));
-    return 0;
+    return printRoutes(ctx, r);
   },
 };

@@ -14,13 +14,13 @@ import {
 import {
   AddARPNeighborsRequestSchema,
   AgentService,
-  RoutesSchema,
   UpdateInterfaceRequestSchema,
   UpdateRoutesRequestSchema,
 } from "../../gen/agent_pb";
 import { InterfaceSchema } from "../../gen/types_pb";
-import { interfacesTable, routesTable } from "../print/table";
+import { interfacesTable } from "../print/table";
 import { type Command, parseFlags, readInput, UsageError, withClient } from "./common";
+import { printRoutes } from "./list";
 
 const EXIT = `Exit codes: 0 ok; 1 the agent refused or failed (CODE: message printed; the
 agent changes all or nothing); 2 usage or an unreadable/invalid file (nothing sent).
@@ -83,8 +83,7 @@ ${EXIT}`,
     const r = await withClient(ctx, (c) =>
       c.unary(AgentService.method.updateRoutes, req, { timeoutMs: ctx.timeoutMs }),
     );
-    ctx.write(ctx.json ? `${JSON.stringify(toJson(RoutesSchema, r))}\n` : routesTable(r.Routes));
-    return 0;
+    return printRoutes(ctx, r);
   },
 };
 

@@ -74,11 +74,13 @@ export function words(fields: Map<string, string>): string {
   return t.join(" ");
 }
 
-const canonical = (fields: Map<string, string>) =>
-  [...fields]
+/** Fields as one text, `k=v` joined by `;` in key order: equal texts, equal fields. */
+export function canonical(fields: Iterable<readonly [string, string]>): string {
+  return [...fields]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([k, v]) => `${k}=${v}`)
     .join(";");
+}
 
 function without(o: Json, drop: readonly string[]): Json {
   const out: Json = {};

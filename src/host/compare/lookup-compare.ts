@@ -7,26 +7,23 @@
  */
 import type { Decision } from "../../net/iproute/ip-lookups";
 import { type LookupSpec, lookupWords } from "../../net/iproute/route-lookup";
-import { flatten } from "./complete-objects";
+import { canonical, flatten } from "./complete-objects";
 import type { Json } from "./complete-read";
 import { isKernelLinkLocal, MIRROR_DIFFERENCES } from "./mirror-differences";
 
 const DROP: readonly string[] = MIRROR_DIFFERENCES.lookupCache.fields;
 
-function canonical(d: Decision): string {
+function decisionText(d: Decision): string {
   if ("error" in d) return `error ${d.error}`;
   const kept = Object.fromEntries(Object.entries(d.route).filter(([k]) => !DROP.includes(k)));
   // MIRROR_DIFFERENCES.lookupKernelLinkLocalSource
   if (typeof kept.prefsrc === "string" && isKernelLinkLocal(kept.prefsrc))
     kept.prefsrc = "(a kernel link-local)";
-  return [...flatten(kept as Json)]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, v]) => `${k}=${v}`)
-    .join(";");
+  return canonical(flatten(kept as Json));
 }
 
 export function sameDecision(a: Decision, b: Decision): boolean {
-  return canonical(a) === canonical(b);
+  return decisionText(a) === decisionText(b);
 }
 
 /** Words a route answer is read in first, as `ip route` orders them; the rest follow as they came. */
