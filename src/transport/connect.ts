@@ -8,7 +8,7 @@
 import type { Socket, SocketHandler } from "bun";
 import type { AgentAddress } from "./address";
 import type { ByteChannel, ChannelSink } from "./channel";
-import { SocketChannel } from "./socket-channel";
+import { CHANNEL_EVENTS, SocketChannel } from "./socket-channel";
 import { vsockConnectNonBlocking } from "./vsock-connect";
 
 export type DialAddress = Extract<AgentAddress, { kind: "unix" } | { kind: "vsock" }>;
@@ -35,11 +35,7 @@ function handlers(
       channel.start(sink);
       opened(channel);
     },
-    data: (socket, chunk) => socket.data.received(chunk),
-    drain: (socket) => socket.data.drained(),
-    end: (socket) => socket.data.ended(),
-    close: (socket) => socket.data?.closed(),
-    error: (socket) => socket.data?.close(),
+    ...CHANNEL_EVENTS,
   };
 }
 

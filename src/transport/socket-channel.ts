@@ -5,9 +5,25 @@
  * (Go's blocking writes give the same back-pressure) or while the protocol
  * says it is busy. A refused connection is closed in order: EOF first.
  */
-import type { Socket } from "bun";
+import type { Socket, SocketHandler } from "bun";
 import type { ByteChannel, ChannelSink } from "./channel";
 import { WriteQueue } from "./write-queue";
+
+/**
+ * A socket's events after `open`, for a socket whose data is its channel:
+ * each is passed on to the channel. A handler that threw (`error`) leaves
+ * the connection's state untrusted: it is closed.
+ */
+export const CHANNEL_EVENTS: Pick<
+  SocketHandler<SocketChannel, "uint8array">,
+  "data" | "drain" | "end" | "close" | "error"
+> = {
+  data: (socket, chunk) => socket.data.received(chunk),
+  drain: (socket) => socket.data.drained(),
+  end: (socket) => socket.data.ended(),
+  close: (socket) => socket.data?.closed(),
+  error: (socket) => socket.data?.close(),
+};
 
 /** How long a refused connection may take to hang up after our EOF. */
 const REFUSED_LINGER_MS = 1000;

@@ -7,7 +7,7 @@
 import { chmodSync } from "node:fs";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import type { Acceptor, Listener } from "./channel";
-import { SocketChannel } from "./socket-channel";
+import { CHANNEL_EVENTS, SocketChannel } from "./socket-channel";
 import { publishUnixSocket, stageUnixSocket } from "./unix-socket-path";
 
 /** The fd under a native socket (Bun has it as `fd`, not in its types), if any. */
@@ -31,12 +31,7 @@ function handlers(
       socket.data = channel;
       channel.start(accept(channel));
     },
-    data: (socket, chunk) => socket.data.received(chunk),
-    drain: (socket) => socket.data.drained(),
-    end: (socket) => socket.data.ended(),
-    close: (socket) => socket.data?.closed(),
-    // A handler threw: the connection's state cannot be trusted, close it.
-    error: (socket) => socket.data?.close(),
+    ...CHANNEL_EVENTS,
   };
 }
 

@@ -6,13 +6,10 @@
  * Instead: connect with SOCK_NONBLOCK, look at the socket with poll(2)
  * (timeout 0) on a short timer until it is writable, read SO_ERROR.
  */
-import { dlopen, FFIType, ptr, read } from "bun:ffi";
-import { sockaddrVm } from "./vsock";
+import { dlopen, FFIType, ptr } from "bun:ffi";
+import { AF_VSOCK, errnoError, lastErrno, SOCK_CLOEXEC, SOCK_STREAM, sockaddrVm } from "./vsock";
 
-const AF_VSOCK = 40;
-const SOCK_STREAM = 1;
 const SOCK_NONBLOCK = 0o4000;
-const SOCK_CLOEXEC = 0o2000000;
 const SOL_SOCKET = 1;
 const SO_ERROR = 4;
 const POLLOUT = 0x4;
@@ -21,20 +18,6 @@ const POLLHUP = 0x10;
 const EINPROGRESS = 115;
 /** How often a connect in progress is looked at. */
 const POLL_EVERY_MS = 2;
-
-const ERRNO_NAMES: Record<number, string> = {
-  1: "EPERM",
-  13: "EACCES",
-  19: "ENODEV",
-  22: "EINVAL",
-  97: "EAFNOSUPPORT",
-  99: "EADDRNOTAVAIL",
-  101: "ENETUNREACH",
-  104: "ECONNRESET",
-  110: "ETIMEDOUT",
-  111: "ECONNREFUSED",
-  113: "EHOSTUNREACH",
-};
 
 let libc: ReturnType<typeof openLibc> | undefined;
 
@@ -52,14 +35,6 @@ function openLibc() {
   }).symbols;
 }
 
-function errnoError(errno: number): NodeJS.ErrnoException {
-  const code = ERRNO_NAMES[errno] ?? `errno ${errno}`;
-  const err: NodeJS.ErrnoException = new Error(`vsock connect: ${code}`);
-  err.code = code;
-  err.errno = errno;
-  return err;
-}
-
 /**
  * Connects to `cid:port` without blocking; resolves with the connected fd
  * (the caller owns it), rejects with an ErrnoException (code ECONNRESET,
@@ -72,16 +47,15 @@ export function vsockConnectNonBlocking(
 ): Promise<number> {
   libc ??= openLibc();
   const c = libc;
-  const errno = () =>
-    read.i32(c.__errno_location() as NonNullable<ReturnType<typeof c.__errno_location>>, 0);
+  const errno = () => lastErrno(c.__errno_location);
   const fd = c.socket(AF_VSOCK, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Promise.reject(errnoError(errno()));
+  if (fd < 0) return Promise.reject(errnoError("connect", errno()));
   const addr = sockaddrVm(cid, port);
   if (c.connect(fd, ptr(addr), addr.length) === 0) return Promise.resolve(fd);
   const first = errno();
   if (first !== EINPROGRESS) {
     c.close(fd);
-    return Promise.reject(errnoError(first));
+    return Promise.reject(errnoError("connect", first));
   }
   // struct pollfd { int fd; short events; short revents; }
   const pollfd = new Int32Array(2);
@@ -100,11 +74,11 @@ export function vsockConnectNonBlocking(
         const e = soError[0] as number;
         if (e === 0 && (revents & (POLLERR | POLLHUP)) === 0) return resolve(fd);
         c.close(fd);
-        return reject(errnoError(e === 0 ? 104 : e));
+        return reject(errnoError("connect", e === 0 ? 104 : e));
       }
       if (performance.now() - started >= timeoutMs) {
         c.close(fd);
-        return reject(errnoError(110));
+        return reject(errnoError("connect", 110));
       }
       setTimeout(look, POLL_EVERY_MS);
     };

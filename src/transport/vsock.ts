@@ -2,25 +2,28 @@
  * AF_VSOCK listening socket through bun:ffi (Bun and Node have no vsock):
  * socket(2), bind(2) and listen(2) from libc; Bun.listen adopts the fd.
  */
-import { dlopen, FFIType, ptr, read } from "bun:ffi";
+import { dlopen, FFIType, type Pointer, ptr, read } from "bun:ffi";
 import { VMADDR_CID_ANY } from "./address";
 
-const AF_VSOCK = 40;
-const SOCK_STREAM = 1;
-const SOCK_CLOEXEC = 0o2000000;
+export const AF_VSOCK = 40;
+export const SOCK_STREAM = 1;
+export const SOCK_CLOEXEC = 0o2000000;
 const SOCKADDR_VM_SIZE = 16;
 
+/** The errno values a vsock socket, bind, listen or connect is known to fail with. */
 const ERRNO_NAMES: Record<number, string> = {
   1: "EPERM",
   13: "EACCES",
   19: "ENODEV",
   22: "EINVAL",
   97: "EAFNOSUPPORT",
+  98: "EADDRINUSE",
+  99: "EADDRNOTAVAIL",
+  101: "ENETUNREACH",
   104: "ECONNRESET",
   110: "ETIMEDOUT",
   111: "ECONNREFUSED",
-  98: "EADDRINUSE",
-  99: "EADDRNOTAVAIL",
+  113: "EHOSTUNREACH",
 };
 
 let libc: ReturnType<typeof openLibc> | undefined;
@@ -36,8 +39,13 @@ function openLibc() {
   }).symbols;
 }
 
-/** An Error with `code` set to the errno name (e.g. "EADDRINUSE"). */
-function errnoError(call: string, errno: number): NodeJS.ErrnoException {
+/** The calling thread's errno, read through libc's `__errno_location`. */
+export function lastErrno(errnoLocation: () => Pointer | bigint | null): number {
+  return read.i32(errnoLocation() as Pointer, 0);
+}
+
+/** An Error with `code` set to the errno name (e.g. "EADDRINUSE"), saying which `call` failed. */
+export function errnoError(call: string, errno: number): NodeJS.ErrnoException {
   const code = ERRNO_NAMES[errno] ?? `errno ${errno}`;
   const err: NodeJS.ErrnoException = new Error(`vsock ${call}: ${code}`);
   err.code = code;
@@ -62,8 +70,7 @@ export function sockaddrVm(cid: number, port: number): Uint8Array {
 export function vsockListenFd(port: number, cid = VMADDR_CID_ANY, backlog = 128): number {
   libc ??= openLibc();
   const c = libc;
-  const errno = () =>
-    read.i32(c.__errno_location() as NonNullable<ReturnType<typeof c.__errno_location>>, 0);
+  const errno = () => lastErrno(c.__errno_location);
   const fd = c.socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw errnoError("socket", errno());
   const addr = sockaddrVm(cid, port);
