@@ -29,6 +29,12 @@ export function isWithin(dir: string, path: string): boolean {
   return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 
+/** A path that could not be resolved or opened: absent when it is not there, else refused. */
+function failedOpen(path: string, err: unknown): FileRead {
+  if ((err as NodeJS.ErrnoException).code === "ENOENT") return { kind: "absent" };
+  return { kind: "refused", reason: `${path}: ${(err as Error).message}` };
+}
+
 /**
  * Reads `path` if its real location is inside `root` (already real), a
  * regular file, at most `cap` bytes. The final component is opened with
@@ -39,8 +45,7 @@ export function readBounded(root: string, path: string, cap = FILE_CAP): FileRea
   try {
     real = realpathSync(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { kind: "absent" };
-    return { kind: "refused", reason: `${path}: ${(err as Error).message}` };
+    return failedOpen(path, err);
   }
   if (!isWithin(root, real)) {
     return { kind: "refused", reason: `${path} leads out of ${root} (to ${real})` };
@@ -49,8 +54,7 @@ export function readBounded(root: string, path: string, cap = FILE_CAP): FileRea
   try {
     fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { kind: "absent" };
-    return { kind: "refused", reason: `${path}: ${(err as Error).message}` };
+    return failedOpen(path, err);
   }
   try {
     const st = fstatSync(fd);
