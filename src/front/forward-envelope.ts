@@ -7,30 +7,12 @@
  * ttrpc.Response, read for logs and metrics. Pure.
  */
 import { Code } from "../ttrpc/codes";
+import { Cursor } from "../ttrpc/envelope";
 
-/** A cursor over protobuf wire format; -1 from any read means malformed. */
-class Wire {
-  pos = 0;
-  constructor(
-    readonly buf: Uint8Array,
-    readonly end: number = buf.length,
-    start = 0,
-  ) {
-    this.pos = start;
-  }
-
-  /** A varint as a number (exact below 2^53); -1 when malformed. */
-  varint(): number {
-    let value = 0;
-    let scale = 1;
-    for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) return -1;
-      const b = this.buf[this.pos++] as number;
-      value += (b & 0x7f) * scale;
-      if (b < 0x80) return value;
-      scale *= 128;
-    }
-    return -1;
+/** A cursor over protobuf wire format; -1 from any read means malformed (any varint, up to 10 bytes, is read). */
+class Wire extends Cursor {
+  constructor(buf: Uint8Array, end: number = buf.length, start = 0) {
+    super(buf, start, end, 10);
   }
 
   /** A varint's low 32 bits as a signed int32 (protobuf's int32 reading); undefined when malformed. */

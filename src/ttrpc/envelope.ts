@@ -50,22 +50,28 @@ export function decodeRequest(data: Uint8Array, maxRepeated: number): RequestEnv
   };
 }
 
-/** A cursor over one buffer; every read returns -1 (or undefined) when the input is unusual. */
-class Cursor {
+/**
+ * A cursor over one buffer; every read returns -1 (or undefined) when the
+ * input is unusual. A varint longer than `varintBytes` is unusual: 7 (below
+ * 2^49) where anything larger is left to the library; 10 (any varint, exact
+ * below 2^53) where every byte must be walked (front mode's envelopes).
+ */
+export class Cursor {
   pos: number;
   constructor(
     readonly buf: Uint8Array,
     start: number,
     readonly end: number,
+    readonly varintBytes = 7,
   ) {
     this.pos = start;
   }
 
-  /** A varint below 2^49 (7 bytes), else -1. */
+  /** A varint of at most `varintBytes` bytes, else -1. */
   varint(): number {
     let value = 0;
     let scale = 1;
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < this.varintBytes; i++) {
       if (this.pos >= this.end) return -1;
       const b = this.buf[this.pos++] as number;
       value += (b & 0x7f) * scale;
