@@ -14,6 +14,7 @@ import {
   type ListingName,
   type RawListing,
 } from "../../net/iproute/complete-listings";
+import { stringEnd } from "../../net/parse/json-documents";
 
 export type Json = Record<string, unknown>;
 
@@ -58,13 +59,9 @@ export class RoutesMovedError extends ReadError {}
 function depthOf(text: string, limit: number): number {
   let depth = 0;
   let max = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
+    if (c === 0x22) i = stringEnd(text, i);
     else if (c === 0x5b || c === 0x7b) {
       depth++;
       if (depth > max) max = depth;

@@ -41,20 +41,28 @@ function isJsonSpace(c: number): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0d;
 }
 
+/**
+ * Where the JSON string whose opening quote is at `open` ends: the index of
+ * its closing quote (a backslash escapes the character after it), or the
+ * text's length when it does not close.
+ */
+export function stringEnd(text: string, open: number): number {
+  for (let i = open + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i;
+  }
+  return text.length;
+}
+
 /** The values at depth 0, found by their brackets outside strings. */
 function scanDocuments(text: string): unknown[] {
   const docs: unknown[] = [];
   let depth = 0;
   let start = -1;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
+    if (c === 0x22) i = stringEnd(text, i);
     else if (c === 0x5b || c === 0x7b) {
       if (depth++ === 0) start = i;
     } else if (c === 0x5d || c === 0x7d) {
