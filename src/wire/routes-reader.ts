@@ -11,6 +11,7 @@
  */
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";
 import { RouteSchema } from "../gen/types_pb";
+import { varint32, varintEnd } from "./varint32";
 
 const REQUEST = UpdateRoutesRequestSchema.typeName;
 const ROUTES = RoutesSchema.typeName;
@@ -32,17 +33,11 @@ export interface RouteMessage {
 /** Read position in the request being read. */
 let pos = 0;
 
-/** A varint of at most 32 bits (five bytes, nothing dropped), or -1. */
+/** A varint of at most 32 bits at `pos` (moved past it), or -1. */
 function varint(buf: Uint8Array, end: number): number {
-  let result = 0;
-  for (let shift = 0; shift < 35; shift += 7) {
-    if (pos >= end) return -1;
-    const b = buf[pos++] as number;
-    if (shift === 28) return b > 0x0f ? -1 : (result | (b << 28)) >>> 0;
-    result |= (b & 0x7f) << shift;
-    if ((b & 0x80) === 0) return result >>> 0;
-  }
-  return -1;
+  const v = varint32(buf, pos, end);
+  pos = varintEnd;
+  return v;
 }
 
 /**

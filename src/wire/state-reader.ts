@@ -30,6 +30,7 @@ import {
   SysctlSchema,
 } from "../gen/network_pb";
 import { countRepeated } from "../ttrpc/count-repeated";
+import { varint32, varintEnd } from "./varint32";
 
 /** Read position in the request being read. */
 let pos = 0;
@@ -55,17 +56,11 @@ function reading(bytes: Uint8Array, read: () => unknown): unknown {
   }
 }
 
-/** A varint of at most 32 bits (five bytes, nothing dropped), or -1. */
+/** A varint of at most 32 bits at `pos` (moved past it), or -1. */
 function varint(end: number): number {
-  let result = 0;
-  for (let shift = 0; shift < 35; shift += 7) {
-    if (pos >= end) return -1;
-    const b = buf[pos++] as number;
-    if (shift === 28) return b > 0x0f ? -1 : (result | (b << 28)) >>> 0;
-    result |= (b & 0x7f) << shift;
-    if ((b & 0x80) === 0) return result >>> 0;
-  }
-  return -1;
+  const v = varint32(buf, pos, end);
+  pos = varintEnd;
+  return v;
 }
 
 /**
