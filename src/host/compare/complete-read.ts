@@ -14,7 +14,7 @@ import {
   type ListingName,
   type RawListing,
 } from "../../net/iproute/complete-listings";
-import { stringEnd } from "../../net/parse/json-documents";
+import { isOpening, nextBracket } from "../../net/parse/json-documents";
 
 export type Json = Record<string, unknown>;
 
@@ -59,14 +59,12 @@ export class RoutesMovedError extends ReadError {}
 function depthOf(text: string, limit: number): number {
   let depth = 0;
   let max = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) i = stringEnd(text, i);
-    else if (c === 0x5b || c === 0x7b) {
-      depth++;
-      if (depth > max) max = depth;
+  for (let i = nextBracket(text, 0); i >= 0; i = nextBracket(text, i + 1)) {
+    if (!isOpening(text.charCodeAt(i))) depth--;
+    else if (++depth > max) {
+      max = depth;
       if (max > limit) return max;
-    } else if (c === 0x5d || c === 0x7d) depth--;
+    }
   }
   return max;
 }

@@ -46,7 +46,7 @@ function isJsonSpace(c: number): boolean {
  * its closing quote (a backslash escapes the character after it), or the
  * text's length when it does not close.
  */
-export function stringEnd(text: string, open: number): number {
+function stringEnd(text: string, open: number): number {
   for (let i = open + 1; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x5c) i++;
@@ -55,19 +55,30 @@ export function stringEnd(text: string, open: number): number {
   return text.length;
 }
 
+/** Whether `c` is `[` or `{`. */
+export function isOpening(c: number): boolean {
+  return c === 0x5b || c === 0x7b;
+}
+
+/** The index of the first bracket (`[ ] { }`) at or after `from` outside strings, or -1. */
+export function nextBracket(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) i = stringEnd(text, i);
+    else if (c === 0x5b || c === 0x7b || c === 0x5d || c === 0x7d) return i;
+  }
+  return -1;
+}
+
 /** The values at depth 0, found by their brackets outside strings. */
 function scanDocuments(text: string): unknown[] {
   const docs: unknown[] = [];
   let depth = 0;
   let start = -1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) i = stringEnd(text, i);
-    else if (c === 0x5b || c === 0x7b) {
+  for (let i = nextBracket(text, 0); i >= 0; i = nextBracket(text, i + 1)) {
+    if (isOpening(text.charCodeAt(i))) {
       if (depth++ === 0) start = i;
-    } else if (c === 0x5d || c === 0x7d) {
-      if (--depth === 0) docs.push(JSON.parse(text.slice(start, i + 1)));
-    }
+    } else if (--depth === 0) docs.push(JSON.parse(text.slice(start, i + 1)));
   }
   if (depth !== 0) throw new SyntaxError("truncated JSON from ip");
   return docs;
