@@ -20,6 +20,9 @@ npx biome check .
 npx bun test/support/check-sleeps.ts
 # Which part of src/ may import which (.dependency-cruiser.cjs); a violation fails here.
 npm run deps
+# No copied block in src/ (src/gen aside): jscpd at its default minimum size
+# (.jscpd.json); any clone fails here.
+npm run clones
 npm run build
 
 mkdir -p dist
