@@ -1,5 +1,10 @@
 /** route-get: one routing decision in the pod and in the guest, side by side. */
-import { type LookupSpec, lookupProblem, lookupTo } from "../../net/iproute/route-lookup";
+import {
+  IP_PROTOCOLS,
+  type LookupSpec,
+  lookupProblem,
+  lookupTo,
+} from "../../net/iproute/route-lookup";
 import { decisionWords, lookupText, sameDecision } from "../compare/lookup-compare";
 import { guestDecisions, podDecisions } from "../compare/lookups-both";
 import { resolveNetns } from "../pod/netns-arg";
@@ -19,30 +24,18 @@ decision too.
 
 ADDRESS and from: addresses of one family; iif, oif: link names; mark,
 uid: numbers (mark and tos also as 0x...); ipproto: a number 1-255 or tcp,
-udp, icmp, ipv6-icmp, sctp, dccp, gre, esp, ah; sport, dport: 1-65535;
-tos: 1-255.
+udp, icmp, ipv6-icmp, sctp, dccp, gre, esp, ah, igmp, udplite; sport,
+dport: 1-65535; tos: 1-255.
 
 Exit codes: 0 the same decision; 1 different decisions; 2 usage; 3 could
 not ask (the error is printed).
 `;
 
-const PROTOCOLS: Record<string, number> = {
-  icmp: 1,
-  tcp: 6,
-  udp: 17,
-  dccp: 33,
-  gre: 47,
-  esp: 50,
-  ah: 51,
-  "ipv6-icmp": 58,
-  sctp: 132,
-};
-
 const NUMERIC = ["mark", "ipproto", "sport", "dport", "uid", "tos"] as const;
 const NAMES = ["from", "iif", "oif"] as const;
 
 function number(word: string, value: string): number {
-  if (word === "ipproto" && value in PROTOCOLS) return PROTOCOLS[value] as number;
+  if (word === "ipproto" && value in IP_PROTOCOLS) return IP_PROTOCOLS[value] as number;
   const hex = (word === "mark" || word === "tos") && /^0x[0-9a-f]{1,8}$/i.test(value);
   if (!hex && !/^[0-9]{1,10}$/.test(value)) {
     throw new UsageError(`${word} ${JSON.stringify(value)}: not a number`);

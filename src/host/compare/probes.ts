@@ -9,27 +9,13 @@
  */
 import ipaddr from "ipaddr.js";
 import {
+  IP_PROTOCOLS,
   type LookupSpec,
   lookupProblem,
   lookupTo,
   lookupWords,
 } from "../../net/iproute/route-lookup";
 import type { CompleteRead, Json } from "./complete-read";
-
-/** IP protocols by the names iproute2 prints in a rule's `ipproto`. */
-const PROTOCOLS: Record<string, number> = {
-  icmp: 1,
-  igmp: 2,
-  tcp: 6,
-  udp: 17,
-  dccp: 33,
-  gre: 47,
-  esp: 50,
-  ah: 51,
-  "ipv6-icmp": 58,
-  sctp: 132,
-  udplite: 136,
-};
 
 interface Prefix {
   family: 4 | 6;
@@ -119,7 +105,7 @@ function ruleProbes(rule: Json, targets: Map<4 | 6, string[]>, out: LookupSpec[]
   const mark = rule.fwmark === undefined ? undefined : num(rule.fwmark);
   const mask = rule.fwmask === undefined ? 0xffffffff : num(rule.fwmask);
   const proto =
-    rule.ipproto === undefined ? 0 : (PROTOCOLS[String(rule.ipproto)] ?? num(rule.ipproto));
+    rule.ipproto === undefined ? 0 : (IP_PROTOCOLS[String(rule.ipproto)] ?? num(rule.ipproto));
   const sport = range(rule.sport);
   const dport = range(rule.dport);
   const uid = rule.uid_start === undefined ? undefined : [num(rule.uid_start), num(rule.uid_end)];
