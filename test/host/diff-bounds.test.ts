@@ -44,11 +44,7 @@ describe("diff --probes", () => {
     },
   );
 
-  // Quarantined (skipped, counted as skipped in test/run.sh's line): failed
-  // once in a quiet full run at the end of a stop (run 4: 4 of 1,000 lookups disagreed right after sync). Like the two
-  // quarantined in sync-kernel-consequences, a link-local's duplicate
-  // address detection timing; the cause is to be found and these brought back.
-  it.skip("asks exactly 1,000 of the pod's many", async () => {
+  it("asks exactly 1,000 of the pod's many", async () => {
     const r = await m.diff("--json", "--probes", "1000");
     const p = (JSON.parse(r.stdout) as { probes: { asked: number; disagreements: unknown[] } })
       .probes;

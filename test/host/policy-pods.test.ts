@@ -56,11 +56,7 @@ describe("real pods under their generated policies", () => {
     }
   });
 
-  // Quarantined (skipped, counted as skipped in test/run.sh's line): failed
-  // once in run 5, a quiet full run at the end of a stop, with the others
-  // quarantined for link-local timing; the cause is to be found and this
-  // brought back.
-  it.skip("Calico's dual-stack shape", async () => {
+  it("Calico's dual-stack shape", async () => {
     const host = await Netns.create("nh36h");
     const pod = await Netns.create("nh36p");
     let guest: Guest | undefined;

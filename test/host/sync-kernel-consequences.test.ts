@@ -53,13 +53,7 @@ async function ipv6(ns: Netns, dev: string): Promise<string[]> {
 }
 
 describe("the kernel's own consequences of a step", () => {
-  // Quarantined (skipped, counted as skipped in test/run.sh's line): a sync
-  // of this pair fails now and then (2 of 3 runs on a quiet machine) with
-  // the guest's link-local "still tentative" after the 3 s wait while the
-  // pod's is usable. The cause (an address the agent put with nodad that
-  // stays tentative for seconds) is not found yet; the fix belongs in the
-  // agent, and these two come back when it is made.
-  it.skip("IPv6 disabled on the pod's link: synced (exit 0), the guest's link has no IPv6 either; enabled again: synced", async () => {
+  it("IPv6 disabled on the pod's link: synced (exit 0), the guest's link has no IPv6 either; enabled again: synced", async () => {
     const p = await pair();
     await p.pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
     await p.pod.ip("-6", "addr", "add", "fd00:1::2/64", "dev", "eth0");
@@ -89,13 +83,7 @@ describe("the kernel's own consequences of a step", () => {
     expect(await p.judge()).toEqual([]);
   });
 
-  // Quarantined (skipped, counted as skipped in test/run.sh's line): a sync
-  // of this pair fails now and then (2 of 3 runs on a quiet machine) with
-  // the guest's link-local "still tentative" after the 3 s wait while the
-  // pod's is usable. The cause (an address the agent put with nodad that
-  // stays tentative for seconds) is not found yet; the fix belongs in the
-  // agent, and these two come back when it is made.
-  it.skip("a link down in the pod: the guest's is down, with the pod's addresses and no link-local", async () => {
+  it("a link down in the pod: the guest's is down, with the pod's addresses and no link-local", async () => {
     const p = await pair();
     await p.pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
     await p.pod.ip("-6", "addr", "add", "fd00:1::2/64", "dev", "eth0");

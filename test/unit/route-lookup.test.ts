@@ -181,6 +181,37 @@ describe("drawProbes", () => {
     for (const l of drawProbes(pod, MAX_LOOKUPS)) expect(lookupProblem(l)).toBeUndefined();
   });
 
+  it("asks a link-local destination through the route's link, as traffic to one names its zone", () => {
+    const links = emptyRead({
+      routes: [
+        { family: "inet6", dst: "fe80::/64", dev: "eth2", table: "main", protocol: "kernel" },
+        {
+          family: "inet6",
+          type: "local",
+          dst: "fe80::5",
+          dev: "eth0",
+          table: "local",
+          protocol: "kernel",
+        },
+        { family: "inet6", type: "local", dst: "::1", dev: "lo", table: "local" },
+        { family: "inet6", dst: "2001:db8::/64", dev: "eth2", table: "main" },
+      ],
+      rules: [{ family: "inet6", priority: 100, src: "all", fwmark: "0x5", table: "main" }],
+    });
+    const words = drawProbes(links, MAX_LOOKUPS).map((l) => lookupWords(l).join(" "));
+    expect(words).toContain("fe80::1 oif eth2");
+    expect(words).toContain("fe80::ffff:ffff:ffff:ffff oif eth2");
+    expect(words).toContain("fe80::5 oif eth0");
+    expect(words).toContain("fe80::4 oif eth0");
+    // A rule with no destination of its own is asked at those, zones kept.
+    expect(words.some((w) => /^fe80::1 .*oif eth2.* mark 0x5$/.test(w))).toBe(true);
+    // Beside fe80::/64 and beyond fe80::/10, or through lo: no zone.
+    expect(words).toContain("fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+    expect(words).toContain("::1");
+    expect(words).toContain("2001:db8::1");
+    expect(words.filter((w) => /^fe[89ab]/.test(w) && !/ oif /.test(w))).toEqual([]);
+  });
+
   it("keeps to the bound with an even spread, the same each time", () => {
     const all = drawProbes(pod, MAX_LOOKUPS);
     const five = drawProbes(pod, 5);

@@ -42,6 +42,7 @@ import { Code, TtrpcError } from "../../ttrpc/codes";
 import type { Change } from "../journal/change-record";
 import { ipv6First, readAfterWrites } from "./apply-kernel-steps";
 import { tuntapProblems } from "./apply-tuntaps";
+import { deferIpv6, settleRaised } from "./raised-links";
 import { noteRollback } from "./rollbacks";
 
 export interface ApplyDeps {
@@ -338,9 +339,10 @@ async function attempt(
  * the kernel really left: two batches instead of one, and no delete of a
  * route the kernel already took. So does a plan that adds an IPv6 address
  * with a peer: the read is repeated until the kernel's route to the peer
- * is there (at most PEER_ROUTE_WAIT_MS; it takes a few milliseconds). The
- * sysctl writes, with their previous values for the restore, stay the
- * first plan's.
+ * is there (at most PEER_ROUTE_WAIT_MS; it takes a few milliseconds). So
+ * does a plan that raises a link with IPv6 addresses to put on it: they
+ * go on once the link is ready (raised-links.ts). The sysctl writes, with
+ * their previous values for the restore, stay the first plan's.
  */
 async function settleLinks(
   deps: ApplyDeps,
@@ -355,9 +357,16 @@ async function settleLinks(
   // same batch is refused ("No route to host").
   const peers = peerRoutes6(plan.links.predicted).filter((p) => !hasPeerRoute(before.routes, p));
   const settle = plan.links.lines.length > 0 && peers.length > 0;
-  if (!settle && !plan.links.lines.some((l) => l.startsWith("addr del "))) return plan;
+  // IPv6 addresses of links the plan raises wait for the links to be ready (raised-links.ts).
+  const { first, raised } = deferIpv6(plan.links.lines);
+  const dels = plan.links.lines.some((l) => l.startsWith("addr del "));
+  if (!settle && !dels && raised.length === 0) return plan;
   const opts = { signal: run.signal };
-  let read = await deps.ip.batchAndRead(plan.links.lines, opts);
+  let read = await deps.ip.batchAndRead(first, opts);
+  if (raised.length > 0) {
+    await settleRaised(deps.ip, raised);
+    read = await deps.ip.batchAndRead([], opts);
+  }
   const end = performance.now() + PEER_ROUTE_WAIT_MS;
   while (peers.some((p) => !hasPeerRoute(read.routes, p)) && performance.now() < end) {
     await Bun.sleep(PEER_ROUTE_POLL_MS);

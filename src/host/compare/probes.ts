@@ -2,7 +2,8 @@
  * Routing lookups drawn from a pod's own routes and rules, for
  * `diff --probes N`: for each route, destinations in its prefix (the
  * first, the middle, the last address) and just beside it, with its tos,
- * its source prefix and its preferred source; for each rule, lookups that
+ * its source prefix and its preferred source (an IPv6 link-local one
+ * through the route's link); for each rule, lookups that
  * meet all its selectors (source and destination prefixes, mark, protocol,
  * ports, uids, tos, interfaces) and ones that miss each by a little. The
  * same pod gives the same probes; past `max`, an even spread of them. Pure.
@@ -72,6 +73,13 @@ function range(v: unknown): [number, number] | undefined {
     : undefined;
 }
 
+/** fe80::/10: a destination that means something only with its link (a zone). */
+const LINK_LOCAL6 = prefixOf("fe80::/10", 6) as Prefix;
+const isLinkLocal6 = (to: string) => {
+  const p = prefixOf(to, 6);
+  return p !== undefined && p.first >= LINK_LOCAL6.first && p.first <= LINK_LOCAL6.last;
+};
+
 function routeProbes(r: Json, out: LookupSpec[]): void {
   const family = familyOf(r);
   const dst = prefixOf(r.dst, family);
@@ -79,17 +87,26 @@ function routeProbes(r: Json, out: LookupSpec[]): void {
   const { inside, beside } = points(dst);
   const tos = r.tos === undefined ? 0 : num(r.tos);
   const from = prefixOf(r.from, family);
+  // A link-local destination is asked through the route's link, as traffic
+  // to it names its zone: without one, every link's fe80::/64 matches and
+  // the kernel takes the one whose link-local came first (the order links
+  // came up), which no agent mirrors.
+  const dev = typeof r.dev === "string" && r.dev !== "lo" ? r.dev : undefined;
   for (const to of [...inside, ...beside]) {
-    out.push(lookupTo(to));
-    if (tos > 0) out.push(lookupTo(to, { tos }));
-    if (typeof r.prefsrc === "string") out.push(lookupTo(to, { from: r.prefsrc }));
+    const zone = dev && isLinkLocal6(to) ? { oif: dev } : {};
+    out.push(lookupTo(to, zone));
+    if (tos > 0) out.push(lookupTo(to, { ...zone, tos }));
+    if (typeof r.prefsrc === "string") out.push(lookupTo(to, { ...zone, from: r.prefsrc }));
     if (from)
       for (const f of [...points(from).inside.slice(0, 1), ...points(from).beside.slice(0, 1)])
-        out.push(lookupTo(to, { from: f }));
+        out.push(lookupTo(to, { ...zone, from: f }));
   }
 }
 
-function ruleProbes(rule: Json, targets: Map<4 | 6, string[]>, out: LookupSpec[]): void {
+/** A destination drawn from the routes, with its zone when link-local. */
+type Target = { to: string; oif?: string };
+
+function ruleProbes(rule: Json, targets: Map<4 | 6, Target[]>, out: LookupSpec[]): void {
   const family = familyOf(rule);
   const dst = prefixOf(
     rule.dst === undefined ? undefined : `${rule.dst}/${rule.dstlen ?? bits(family)}`,
@@ -122,7 +139,7 @@ function ruleProbes(rule: Json, targets: Map<4 | 6, string[]>, out: LookupSpec[]
     ...(typeof rule.iif === "string" && rule.iif !== "lo" ? { iif: rule.iif } : {}),
   };
   // Input on iif is simulated from a source address: the rule's, else a destination of the pod's.
-  if (meets.iif && !meets.from) meets.from = targets.get(family)?.[0] ?? "";
+  if (meets.iif && !meets.from) meets.from = targets.get(family)?.[0]?.to ?? "";
   // A port selector needs a protocol that carries ports.
   if ((meets.sport || meets.dport) && !meets.ipproto) meets.ipproto = 6;
   const misses: Partial<LookupSpec>[] = [];
@@ -145,10 +162,14 @@ function ruleProbes(rule: Json, targets: Map<4 | 6, string[]>, out: LookupSpec[]
     );
   if (uid && Number.isInteger(uid[1]))
     misses.push({ uid: uid[1] as number }, { uid: (uid[1] as number) + 1 });
-  const tos1 = dst ? [...points(dst).inside, ...points(dst).beside] : (targets.get(family) ?? []);
-  for (const to of tos1) {
-    out.push(lookupTo(to, meets));
-    for (const m of misses) out.push(lookupTo(to, { ...meets, ...m }));
+  const tos1: Target[] = dst
+    ? [...points(dst).inside, ...points(dst).beside].map((to) => ({ to }))
+    : (targets.get(family) ?? []);
+  for (const { to, oif } of tos1) {
+    // The rule's own oif, else the zone the destination was drawn with.
+    const at = { ...(oif ? { oif } : {}), ...meets };
+    out.push(lookupTo(to, at));
+    for (const m of misses) out.push(lookupTo(to, { ...at, ...m }));
   }
 }
 
@@ -159,11 +180,12 @@ export function drawProbes(pod: CompleteRead, max: number): LookupSpec[] {
     if (r.table === "local" && r.protocol === "kernel" && r.type !== "local") continue;
     routeProbes(r, all);
   }
-  const targets = new Map<4 | 6, string[]>();
+  const targets = new Map<4 | 6, Target[]>();
   for (const l of all) {
     const f: 4 | 6 = l.to.includes(":") ? 6 : 4;
     const list = targets.get(f) ?? [];
-    if (list.length < 4 && !list.includes(l.to)) list.push(l.to);
+    if (list.length < 4 && !list.some((t) => t.to === l.to))
+      list.push({ to: l.to, ...(l.oif ? { oif: l.oif } : {}) });
     targets.set(f, list);
   }
   for (const rule of pod.rules) ruleProbes(rule, targets, all);

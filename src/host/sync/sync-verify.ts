@@ -18,7 +18,7 @@ import { findingRow } from "../compare/complete-report";
 import {
   TENTATIVE_WAIT_MS,
   type Unusable,
-  type UsableWait,
+  unusableKey,
   waitedWords,
 } from "../compare/usable-addresses";
 
@@ -36,15 +36,19 @@ export async function verifySync(
 ): Promise<Verification> {
   let findings: Finding[] = [];
   let carrier: Finding[] = [];
-  let first: UsableWait | undefined;
+  let waitedFor: Unusable[] = [];
   let still: Unusable[] = [];
+  // One budget of TENTATIVE_WAIT_MS for the whole check, shared by its
+  // compares: an address can enter detection between two of them (the
+  // kernel makes a raised link's link-local a moment after the Apply).
+  let waitLeftMs = TENTATIVE_WAIT_MS;
   for (let read = 1; read <= VERIFY_READS; read++) {
     try {
-      // Only the first compare waits for tentative addresses: the wait is bounded once.
-      const tentativeWaitMs = read === 1 ? undefined : 0;
-      const cmp = await compareBoth(client, { ...opts, probes: 0, tentativeWaitMs });
+      const cmp = await compareBoth(client, { ...opts, probes: 0, tentativeWaitMs: waitLeftMs });
       ({ findings, carrier } = cmp);
-      first ??= cmp.usable;
+      waitLeftMs = Math.max(0, waitLeftMs - cmp.usable.waitedMs);
+      const seen = new Set(waitedFor.map(unusableKey));
+      waitedFor = [...waitedFor, ...cmp.usable.waitedFor.filter((u) => !seen.has(unusableKey(u)))];
       still = cmp.usable.still;
     } catch (err) {
       if (err instanceof NoCompleteRead) return { checked: false, why: err.message, findings: [] };
@@ -53,7 +57,7 @@ export async function verifySync(
     if (findings.length === 0 || read === VERIFY_READS) break;
     await Bun.sleep(VERIFY_PAUSE_MS);
   }
-  const waited = first && waitedWords({ ...first, still });
+  const waited = waitedWords({ waitedMs: TENTATIVE_WAIT_MS - waitLeftMs, waitedFor, still });
   return {
     checked: true,
     findings: [...findings.map(findingText), ...still.map(stillTentativeText)],

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { usableSection } from "../../../src/host/compare/complete-report";
 import {
+  inDetection,
   unusableInGuest,
   waitedWords,
   waitUntilUsable,
@@ -14,13 +15,16 @@ import {
 const MAC = "62:f5:74:89:88:1f";
 const LL = "fe80::60f5:74ff:fe89:881f";
 
+const UP = ["BROADCAST", "MULTICAST", "UP", "LOWER_UP"];
 const link = (
   ifname: string,
   addrs: { local: string; prefixlen?: number; tentative?: boolean; dadfailed?: boolean }[],
   mac = MAC,
+  flags = UP,
 ) => ({
   ifname,
   address: mac,
+  flags,
   addr_info: addrs.map((a) => ({ prefixlen: 64, ...a })),
 });
 
@@ -72,6 +76,32 @@ describe("unusableInGuest", () => {
   });
 });
 
+describe("inDetection", () => {
+  it("lists either side's tentative addresses on a mirrored link up with carrier, the pod's marked", () => {
+    const pod = [link("eth0", [{ local: LL, tentative: true }, { local: "2001:db8::2" }])];
+    const guest = [link("gst0", [{ local: "2001:db8::2", tentative: true }])];
+    expect(inDetection(pod, guest)).toEqual([
+      { link: "gst0", address: "2001:db8::2/64", dadFailed: false },
+      { link: "eth0", address: `${LL}/64`, dadFailed: false, side: "pod" },
+    ]);
+  });
+
+  it("leaves out links down or without carrier (detection waits there), failed ones, and unmirrored links", () => {
+    const down = ["BROADCAST", "MULTICAST"];
+    const noCarrier = ["NO-CARRIER", "BROADCAST", "MULTICAST", "UP"];
+    const t = [{ local: LL, tentative: true }];
+    const pod = [link("eth0", t, MAC, down), link("eth1", t, "02:00:00:00:00:01", noCarrier)];
+    const guest = [
+      link("eth0", t, MAC, down),
+      link("eth1", t, "02:00:00:00:00:01", noCarrier),
+      link("eth2", [{ local: LL, tentative: true, dadfailed: true }], "02:00:00:00:00:02"),
+      link("eth3", t, "02:00:00:00:00:03"),
+    ];
+    const withEth2 = [...pod, link("eth2", [], "02:00:00:00:00:02")];
+    expect(inDetection(withEth2, guest)).toEqual([]);
+  });
+});
+
 describe("waitUntilUsable", () => {
   const pod = [link("eth0", [{ local: LL }])];
   const tentative = [link("eth0", [{ local: LL, tentative: true }])];
@@ -94,6 +124,22 @@ describe("waitUntilUsable", () => {
     );
   });
 
+  it("waits for the pod's own detection too, where the pod's tentative excuses the guest's", async () => {
+    const both = [link("eth0", [{ local: LL, tentative: true }])];
+    let reads = 0;
+    const w = await waitUntilUsable(
+      async () => (++reads < 3 ? { pod: both, guest: both } : { pod, guest: usable }),
+      { pollMs: 1 },
+    );
+    expect(reads).toBe(3);
+    expect(w.still).toEqual([]);
+    expect(waitedWords(w)).toMatch(
+      new RegExp(
+        `^waited \\d+\\.\\d s for the guest's ${LL}/64 on eth0, and the pod's ${LL}/64 on eth0, to leave duplicate address detection$`,
+      ),
+    );
+  });
+
   it("gives up at its limit and names what is still tentative", async () => {
     const w = await waitUntilUsable(async () => ({ pod, guest: tentative }), {
       limitMs: 30,
@@ -112,11 +158,8 @@ describe("waitUntilUsable", () => {
 
   it("does not wait for nothing, nor for a failed detection, nor on an agent without Read", async () => {
     const failed = [link("eth0", [{ local: LL, tentative: true, dadfailed: true }])];
-    for (const read of [
-      async () => ({ pod, guest: usable }),
-      async () => ({ pod, guest: failed }),
-      async () => undefined,
-    ]) {
+    const failedRead = async () => ({ pod, guest: failed });
+    for (const read of [async () => ({ pod, guest: usable }), failedRead, async () => undefined]) {
       let reads = 0;
       const counted = async () => {
         reads++;
@@ -124,7 +167,12 @@ describe("waitUntilUsable", () => {
       };
       const w = await waitUntilUsable(counted, { limitMs: 60_000 });
       expect(reads).toBe(1);
-      if (w.waitedFor.length === 0) expect(usableSection(w)).toBeUndefined();
+      expect(w.waitedFor).toEqual([]);
+      // A failed detection is still a difference, named; nothing else is.
+      const section = usableSection(w);
+      if (read === failedRead)
+        expect(section?.rows.map((r) => r.guest)).toEqual(["tentative dadfailed"]);
+      else expect(section).toBeUndefined();
     }
   });
 });
