@@ -20,6 +20,7 @@ import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 import { run } from "../helpers/process";
 import { type TempDir, tempDir } from "../helpers/tmp";
+import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
 import { recordingIp } from "./fake-ip";
 
@@ -35,6 +36,11 @@ beforeAll(async () => {
   await ns.ip("addr", "add", "10.9.0.1/24", "dev", "eth0");
   await ns.ip("route", "add", "10.8.0.0/16", "via", "10.9.0.2", "tos", "0x04");
   await ns.ip("route", "add", "prohibit", "10.8.0.0/15");
+  // Both ends' link-locals out of duplicate address detection (a second or two): the
+  // tests compare reads made moments apart, which one leaving it in between would change.
+  await waitFor(async () => !(await ns.ip("-j", "addr", "show")).includes('"tentative":true'), {
+    what: `no address of ${ns.name} tentative`,
+  });
   dir = tempDir("netagent-lookup-");
   recorder = recordingIp(dir);
   agent = await startHardenedAgent({

@@ -11,7 +11,7 @@ import type { CompleteRead } from "../../src/host/compare/complete-read";
 import { run } from "../helpers/process";
 import { compareReads, type Difference } from "../podgen/compare";
 import { readNetns } from "../podgen/read";
-import { type CtlResult, ctl, Guest, Netns, randomMac, waitFor } from "./helpers";
+import { type CtlResult, ctl, Guest, Netns, randomMac } from "./helpers";
 
 export class MirrorPair {
   private constructor(
@@ -48,27 +48,8 @@ export class MirrorPair {
     return ctl(["--addr", this.guest.addr, ...args], undefined, 120_000);
   }
 
-  /** A sync of the pod as a CNI plugin leaves it: its links with carrier ready (podReady). */
-  async sync(): Promise<CtlResult> {
-    await this.podReady();
+  sync(): Promise<CtlResult> {
     return this.ctl("sync", "--netns", this.pod.name);
-  }
-
-  /**
-   * Until every pod link up with carrier reads ready (operstate UP or
-   * UNKNOWN): the kernel makes a link's link-local and fe80::/64 route only
-   * then, a moment after the `up`. A pod read before would lack them, and
-   * the guest mirrored from that read differs from the pod a moment later.
-   */
-  async podReady(): Promise<void> {
-    type L = { ifname: string; operstate?: string; flags?: string[] };
-    const ready = (l: L) =>
-      !(l.flags?.includes("UP") && l.flags.includes("LOWER_UP")) ||
-      l.operstate === "UP" ||
-      l.operstate === "UNKNOWN";
-    await waitFor(async () => (await this.pod.json<L[]>("link", "show")).every(ready), {
-      what: `every link of ${this.pod.name} with carrier ready`,
-    });
   }
 
   diff(...extra: string[]): Promise<CtlResult> {

@@ -15,19 +15,15 @@
  *
  * So the link lines run first without the IPv6 address lines that follow
  * a link's `up`; the links raised that have carrier are waited for until
- * they read ready (operstate UP or UNKNOWN, at most LINK_READY_WAIT_MS);
+ * they read ready (link-ready.ts: operstate UP, at most a second);
  * their tentative IPv6 addresses (the kernel's new link-local) are deleted;
  * and the rest of the plan is made against a fresh read, which adds every
  * wanted IPv6 address with nodad: usable at once, with its prefix route,
  * and nothing left for the kernel to add after.
  */
-import { runIpRaw } from "../../net/iproute/ip-raw";
 import type { IpRunner } from "../../net/iproute/ip-runner";
+import { waitLinksReady } from "../../net/iproute/link-ready";
 import { batchLine } from "../../net/plan/render-batch";
-
-/** The longest wait for raised links to read ready (the link-watch work runs within a second). */
-export const LINK_READY_WAIT_MS = 1_000;
-const POLL_MS = 5;
 
 /** `link set dev NAME up` as the plan writes it: NAME's token, or undefined. */
 function raisedBy(line: string): string | undefined {
@@ -67,27 +63,6 @@ export function deferIpv6(lines: readonly string[]): { first: string[]; raised: 
   return { first, raised: deferred > 0 ? [...raised] : [] };
 }
 
-interface LinkRead {
-  ifname?: unknown;
-  operstate?: unknown;
-  flags?: unknown;
-  addr_info?: { local?: unknown; prefixlen?: unknown; tentative?: unknown; dadfailed?: unknown }[];
-}
-
-async function readLinks(ip: IpRunner): Promise<LinkRead[]> {
-  const r = await runIpRaw(ip, ["-j", "addr", "show"]);
-  if (r.code !== 0) throw new Error(`reading the links after raising them: ${r.stderr.trim()}`);
-  const value: unknown = JSON.parse(r.stdout || "[]");
-  return Array.isArray(value) ? (value as LinkRead[]) : [];
-}
-
-/** Up with carrier, and not yet seen ready by the kernel's link watch. */
-const waiting = (l: LinkRead) => {
-  const flags = Array.isArray(l.flags) ? l.flags : [];
-  const carrier = flags.includes("UP") && flags.includes("LOWER_UP");
-  return carrier && l.operstate !== "UP" && l.operstate !== "UNKNOWN";
-};
-
 /**
  * Waits (bounded) until the `raised` links with carrier read ready, then
  * deletes their tentative IPv6 addresses (not those whose detection
@@ -95,15 +70,9 @@ const waiting = (l: LinkRead) => {
  */
 export async function settleRaised(ip: IpRunner, raised: readonly string[]): Promise<void> {
   const names = new Set(raised.map((n) => n.replace(/^"(.*)"$/, "$1")));
-  const mine = (links: LinkRead[]) => links.filter((l) => names.has(String(l.ifname)));
-  let links = mine(await readLinks(ip));
-  const end = performance.now() + LINK_READY_WAIT_MS;
-  while (links.some(waiting) && performance.now() < end) {
-    await Bun.sleep(POLL_MS);
-    links = mine(await readLinks(ip));
-  }
+  const links = await waitLinksReady(ip, (name) => names.has(name));
   const lines = links.flatMap((l) =>
-    (l.addr_info ?? [])
+    (Array.isArray(l.addr_info) ? l.addr_info : [])
       .filter((a) => a.tentative === true && a.dadfailed !== true && String(a.local).includes(":"))
       .map((a) =>
         batchLine([

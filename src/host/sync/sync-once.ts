@@ -7,6 +7,8 @@
 
 import type { AgentClient } from "../../client/client";
 import { Network, type State } from "../../gen/network_pb";
+import { IpRunner } from "../../net/iproute/ip-runner";
+import { waitLinksReady } from "../../net/iproute/link-ready";
 import { type Rules, readPodRules } from "../pod/iptables-pod";
 import type { SyncRequests } from "../pod/pod-requests";
 import { type PodFullState, readFreshDefaults } from "../pod/pod-state";
@@ -34,7 +36,8 @@ export interface OnceReport {
 /**
  * Reads the pod: its network requests, and its rules when it is a
  * namespace; with `full`, its whole state too (routes of every table, ip
- * rules, sysctls) for an Apply.
+ * rules, sysctls) for an Apply. A namespace is read once its links with
+ * carrier are ready (at most a second: link-ready.ts).
  */
 export async function readPodState(
   source: {
@@ -44,6 +47,10 @@ export async function readPodState(
   },
   options: { full?: boolean } = {},
 ): Promise<PodState> {
+  // A pod read while a link of it that just came up is not yet ready
+  // lacks the link-local and fe80::/64 route the kernel makes a moment
+  // later: the guest mirrored from it would differ from the pod at once.
+  if (source.netns !== undefined) await waitLinksReady(new IpRunner({ netns: source.netns }));
   const requests = await source.read();
   if (source.netns === undefined) return { requests };
   const full = options.full && source.readState ? await source.readState() : undefined;
