@@ -37,7 +37,8 @@
 import { cidrContains } from "../../src/net/model/address";
 import { type Route, routeIdentity, routeKey } from "../../src/net/model/model";
 import { renderRouteDelete } from "../../src/net/plan/render-batch";
-import { ecmpCapable, type RouteOp } from "../../src/net/plan/routes/plan-routes";
+import type { RouteOp } from "../../src/net/plan/routes/plan-routes";
+import { ecmpCapable } from "../../src/net/plan/routes/route-missing";
 import { SCOPE_LINK } from "../../src/net/vocabulary/routes";
 import {
   type DeleteSelector,

@@ -22,7 +22,8 @@ import {
   routeKey,
 } from "../../src/net/model/model";
 import { impliedKernelRoutes } from "../../src/net/plan/kernel-routes";
-import { ecmpCapable, planRoutes } from "../../src/net/plan/routes/plan-routes";
+import { planRoutes } from "../../src/net/plan/routes/plan-routes";
+import { ecmpCapable } from "../../src/net/plan/routes/route-missing";
 import { explain, same, simulate } from "../support/plan-story";
 import { contains, RouteSim } from "../support/route-sim";
 

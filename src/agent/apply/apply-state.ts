@@ -5,7 +5,9 @@
  * plan's model did not foresee (plan-link-phase.ts). Any failure restores
  * links, routes of every table, rules, permanent neighbours and the
  * sysctls written, from the state read before. A plan without changes
- * answers the state read before it.
+ * answers the state read before it. One attempt's batches and read back
+ * are apply-attempt.ts; the check that the links named exist,
+ * require-links.ts.
  *
  * best_effort: an element the guest's kernel refuses (plan-culprit.ts names
  * it from the failed line, the sysctl key or the change that did not stay)
@@ -18,12 +20,11 @@
  */
 import { existsSync } from "node:fs";
 import { codeOfNetError } from "../../common/error-status";
-import { APPLY_MAX_REFUSED, PEER_ROUTE_POLL_MS, PEER_ROUTE_WAIT_MS } from "../../common/limits";
+import { APPLY_MAX_REFUSED } from "../../common/limits";
 import type { Logger } from "../../common/log";
 import type { IpRunner } from "../../net/iproute/ip-runner";
 import type { DesiredState, FullState } from "../../net/model/full-state";
 import { IpBatchError } from "../../net/parse/ip-results";
-import { hasPeerRoute, peerRoutes6 } from "../../net/plan/kernel-routes";
 import { type ApplyPlan, currentKey, planApply, type SysctlWrite } from "../../net/plan/plan-apply";
 import {
   culpritOf,
@@ -36,13 +37,12 @@ import { type LinkPhase, planLinkPhase } from "../../net/plan/plan-link-phase";
 import { planLinksRestore, planStateRestore } from "../../net/plan/plan-restore";
 import { type SysctlFs, SysctlWriteError } from "../../net/sysctl/sysctl-fs";
 import { parseSysctlKey } from "../../net/sysctl/sysctl-keys";
-import { isManagedLink } from "../../net/vocabulary/links";
 import { TUN_DEVICE } from "../../net/vocabulary/tuntap";
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import type { Change } from "../journal/change-record";
-import { ipv6First, readAfterWrites } from "./apply-kernel-steps";
+import { attempt, NotConverged } from "./apply-attempt";
 import { tuntapProblems } from "./apply-tuntaps";
-import { deferIpv6, settleRaised } from "./raised-links";
+import { requireLinks } from "./require-links";
 import { noteRollback } from "./rollbacks";
 
 export interface ApplyDeps {
@@ -88,13 +88,6 @@ export interface ApplyOutcome {
   state: FullState;
   plan: ApplyPlan;
   leftOut: LeftOut[];
-}
-
-/** The read back still differs from the plan after the corrective batch. */
-class NotConverged extends Error {
-  constructor(readonly line: string) {
-    super(`Apply did not converge: still to do: ${line}`);
-  }
 }
 
 export async function applyState(
@@ -233,152 +226,6 @@ function forCaller(err: unknown): unknown {
   }
   if (err instanceof NotConverged) return new TtrpcError(err.message, Code.INTERNAL);
   return err;
-}
-
-/** Checks that every link the request names (but what `skip` leaves out) will exist under that name. */
-function requireLinks(
-  before: Omit<FullState, "sysctls">,
-  desired: DesiredState,
-  skip: LeftOutFields,
-  finalNames: Set<string>,
-): void {
-  for (const [i, l] of desired.links.entries()) {
-    if (l.tuntap) continue;
-    if (!before.links.some((x) => x.mac === l.mac)) {
-      throw new TtrpcError(
-        `Link not found (desired.interfaces[${i}].mac ${l.mac})`,
-        Code.NOT_FOUND,
-      );
-    }
-  }
-  // The field's name is built only for a device that is missing (10,000 routes, every call).
-  const need = (dev: string, field: () => string) => {
-    if (dev === "" || finalNames.has(dev)) return;
-    const f = field();
-    if (!skip.has(f.slice(0, f.lastIndexOf("."))))
-      throw new TtrpcError(`Link not found (${f} ${dev})`, Code.NOT_FOUND);
-  };
-  desired.routes.forEach((r, i) => {
-    need(r.dev, () => `desired.routes[${i}].device`);
-    r.hops?.forEach((h, k) => {
-      if (!skip.has(`desired.routes[${i}]`))
-        need(h.dev, () => `desired.routes[${i}].hops[${k}].device`);
-    });
-  });
-  desired.nexthops.forEach((n, i) => {
-    need(n.dev, () => `desired.nexthops[${i}].device`);
-  });
-  desired.neighbors.forEach((n, i) => {
-    need(n.dev, () => `desired.neighbors[${i}].device`);
-  });
-  desired.sysctls.forEach((s, i) => {
-    const k = parseSysctlKey(s.key);
-    if (typeof k === "string" || k.iface === undefined) return;
-    if (k.iface === "all" || k.iface === "default" || !isManagedLink(k.iface)) return;
-    need(k.iface, () => `desired.sysctls[${i}].key`);
-  });
-}
-
-/**
- * The plan's batches and the read back (one ip process for the main batch
- * and its read; the IPv6 rules read again only when the plan touched
- * them), the sysctl writes, then at most one corrective batch.
- */
-async function attempt(
-  deps: ApplyDeps,
-  first: ApplyPlan,
-  before: FullState,
-  desired: DesiredState,
-  run: ApplyRun,
-): Promise<FullState> {
-  const { ip, sysctl, log } = deps;
-  const opts = { signal: run.signal };
-  const keys = desired.sysctls.map((s) => s.key);
-  const ipv6On = await ipv6First(deps, first, before, desired, run);
-  const plan = await settleLinks(deps, ipv6On.plan, ipv6On.before, desired, run);
-  await ip.batch(plan.batch6First, { ipv6: true, ...opts });
-  const batching = ip.batchAndRead(plan.batch, opts, plan.batchParts);
-  // Routes, rules, nexthop objects and neighbours change no sysctl: without
-  // a link line or a sysctl write the keys are read while ip runs the
-  // batch (its process is started by now), not after it (600 keys, 10-15 ms).
-  const early = plan.links.lines.length === 0 && plan.sysctls.length === 0;
-  const sysctlsRead = early ? sysctl.read(keys) : undefined;
-  deps.batchRunning?.(first);
-  const read = await batching;
-  await ip.batch(plan.batch6, { ipv6: true, ...opts });
-  const touched6 = plan.ruleOps.some((o) => o.rule.family === 6);
-  const rules6 = touched6 ? await ip.readRules6(opts) : before.rules.filter((r) => r.family === 6);
-  for (const s of plan.sysctls) sysctl.write(s.key, s.value);
-  const { rules4, ...rest } = read;
-  let after: FullState = await readAfterWrites(
-    deps,
-    plan,
-    { ...rest, rules: [...rules4, ...rules6], sysctls: sysctlsRead ?? sysctl.read(keys) },
-    keys,
-    run,
-  );
-  let again = planApply(after, desired, { exact: run.exact });
-  const more = (p: ApplyPlan) => p.batch6First.length + p.batch.length + p.batch6.length;
-  if (more(again) === 0) return after;
-  log.info("Apply: correcting what the plan did not foresee", { lines: more(again) });
-  await ip.batch(again.batch6First, { ipv6: true, ...opts });
-  await ip.batch(again.batch, opts);
-  await ip.batch(again.batch6, { ipv6: true, ...opts });
-  after = { ...(await ip.readFullState(opts)), sysctls: sysctl.read(keys) };
-  again = planApply(after, desired, { exact: run.exact });
-  const left = [...again.batch6First, ...again.batch, ...again.batch6];
-  if (left.length > 0) throw new NotConverged(left[0] as string);
-  return after;
-}
-
-/**
- * A plan that removes addresses makes the kernel drop routes in ways the
- * plan's model does not follow (every IPv4 route of a link left without an
- * IPv4 address, in every table; routes by the removed source). Then the
- * link lines run first, with a read, and the rest is planned against what
- * the kernel really left: two batches instead of one, and no delete of a
- * route the kernel already took. So does a plan that adds an IPv6 address
- * with a peer: the read is repeated until the kernel's route to the peer
- * is there (at most PEER_ROUTE_WAIT_MS; it takes a few milliseconds). So
- * does a plan that raises a link with IPv6 addresses to put on it: they
- * go on once the link is ready (raised-links.ts). The sysctl writes, with
- * their previous values for the restore, stay the first plan's.
- */
-async function settleLinks(
-  deps: ApplyDeps,
-  plan: ApplyPlan,
-  before: FullState,
-  desired: DesiredState,
-  run: ApplyRun,
-): Promise<ApplyPlan> {
-  // A link going down and up is in the model (plan-link-phase.ts); an
-  // address going away is not, and neither is the moment IPv6 takes to
-  // route to a new address's peer: a gateway route through the peer in the
-  // same batch is refused ("No route to host").
-  const peers = peerRoutes6(plan.links.predicted).filter((p) => !hasPeerRoute(before.routes, p));
-  const settle = plan.links.lines.length > 0 && peers.length > 0;
-  // IPv6 addresses of links the plan raises wait for the links to be ready (raised-links.ts).
-  const { first, raised } = deferIpv6(plan.links.lines);
-  const dels = plan.links.lines.some((l) => l.startsWith("addr del "));
-  if (!settle && !dels && raised.length === 0) return plan;
-  const opts = { signal: run.signal };
-  let read = await deps.ip.batchAndRead(first, opts);
-  if (raised.length > 0) {
-    await settleRaised(deps.ip, raised);
-    read = await deps.ip.batchAndRead([], opts);
-  }
-  const end = performance.now() + PEER_ROUTE_WAIT_MS;
-  while (peers.some((p) => !hasPeerRoute(read.routes, p)) && performance.now() < end) {
-    await Bun.sleep(PEER_ROUTE_POLL_MS);
-    read = await deps.ip.batchAndRead([], opts);
-  }
-  const { rules4, ...rest } = read;
-  const now: FullState = {
-    ...rest,
-    rules: [...rules4, ...before.rules.filter((r) => r.family === 6)],
-    sysctls: before.sysctls,
-  };
-  return { ...planApply(now, desired, { exact: run.exact }), sysctls: plan.sysctls };
 }
 
 /**

@@ -7,7 +7,7 @@
  * asks, for each route, about the routes of its destination kept before it.
  */
 import type { Route } from "../../net/model/model";
-import { ecmpCapable } from "../../net/plan/routes/plan-routes";
+import { ecmpCapable } from "../../net/plan/routes/route-missing";
 import { invalid } from "./validate-fields";
 
 /**

@@ -22,7 +22,7 @@ import type {
 } from "../../../src/gen/network_pb";
 import { defaultDst, type Family } from "../../../src/net/model/address";
 import type { Hop, Nexthop, Route } from "../../../src/net/model/model";
-import { ecmpCapable } from "../../../src/net/plan/routes/plan-routes";
+import { ecmpCapable } from "../../../src/net/plan/routes/route-missing";
 import { isManagedLink } from "../../../src/net/vocabulary/links";
 import { GROUP_ONLY_ATTRS, NEXTHOP_ATTRS } from "../../../src/net/vocabulary/nexthop-attrs";
 import { lockedNames, ROUTE_ATTRS } from "../../../src/net/vocabulary/route-attrs";

@@ -25,12 +25,15 @@
  *   overwrites is spared an explicit delete. IPv6 cannot hold two routes
  *   with the same key, link and gateway: such a leftover is deleted just
  *   before the append, the one delete that is not last.
+ *
+ * How each missing route goes in: route-missing.ts.
  */
 import { hasGateway, type Route } from "../../model/model";
 import { isManagedLink } from "../../vocabulary/links";
 import { deleteConflicts, hitByDeletes } from "./route-deletes";
 import { type KeyGroup, keyGroups, needsRebuild } from "./route-groups";
 import { IdentityIndex, KeyMap, sameIdentity } from "./route-index";
+import { MissingRoutes } from "./route-missing";
 import type { RouteOp } from "./route-op";
 import { PlanIndex } from "./route-plan-index";
 import { supersedeCheck } from "./route-supersede";
@@ -118,113 +121,6 @@ function scopeOf(
   const kernel = exact ? [] : (options.kernel ?? []).filter((k) => owned(k) && !supersedes(k));
   const restore = exact && options.deletesFirst === true;
   return { exact, restore, owned, managed, supersedes, target: [...kernel, ...desired] };
-}
-
-/**
- * The operations that put missing routes in, in three buckets (routes
- * without a gateway, with one, and gateway routes that overwrite a route
- * without one), and the current routes they account for.
- */
-class MissingRoutes {
-  readonly withoutGateway: RouteOp[] = [];
-  readonly withGateway: RouteOp[] = [];
-  // A gateway route overwriting a route without one (the PTP subnet route)
-  // may take away what makes other gateways reachable: those go last.
-  readonly overwritingLinkRoutes: RouteOp[] = [];
-  /** Current routes the plan already accounts for (overwritten or deleted early). */
-  readonly overwritten = new Set<Route>();
-  private heldSet: KeyMap<true> | undefined;
-
-  constructor(
-    private readonly scope: Scope,
-    private readonly index: PlanIndex,
-    /** Only ever asked of managed routes (callers check `owned` first). */
-    private readonly staying: ReadonlySet<Route>,
-  ) {}
-
-  /** Keys held by a route that stays: a `replace` there would overwrite it. */
-  held(): KeyMap<true> {
-    if (this.heldSet) return this.heldSet;
-    this.heldSet = new KeyMap();
-    for (const r of this.staying) this.heldSet.set(r, true);
-    return this.heldSet;
-  }
-
-  /**
-   * Plans one missing route: replace, or append where the key is held or
-   * the victim stays until the end. Pushes into its bucket (or `forced`,
-   * for a group that goes in together) and answers the bucket.
-   */
-  one(route: Route, forced?: RouteOp[], append = false): RouteOp[] {
-    const { index, overwritten } = this;
-    const { restore } = this.scope;
-    let ops = forced ?? (hasGateway(route) ? this.withGateway : this.withoutGateway);
-    // A route alone with its destination, and with no current route of its
-    // key, needs no account of held keys (no other route of the plan can share its key).
-    if (!append && index.alone(route)) {
-      ops.push({ op: "replace", route });
-      return ops;
-    }
-    const sameKey = index.sameKey(route);
-    let op: RouteOp;
-    const isHeld = append || this.held().get(route) === true;
-    // A restore deletes every route it does not keep first: nothing left to overwrite.
-    const victim = isHeld || restore ? undefined : firstWithKey(sameKey, route);
-    if (isHeld || (victim && this.keptUntilEnd(victim, route))) {
-      this.held().set(route, true);
-      for (const twin of this.leavingTwins(route, sameKey)) {
-        overwritten.add(twin);
-        ops.push({ op: "delete", route: twin, reason: "superseded" });
-      }
-      op = { op: "append", route };
-    } else {
-      this.held().set(route, true);
-      op = { op: "replace", route };
-      if (victim) {
-        overwritten.add(victim);
-        op = { ...op, overwrites: victim };
-        if (!forced && hasGateway(route) && !hasGateway(victim)) ops = this.overwritingLinkRoutes;
-      }
-    }
-    ops.push(op);
-    return ops;
-  }
-
-  /**
-   * `replace` overwrites the first route with its key, whatever its link. A
-   * route of another link that goes (stale, or superseded on its own link)
-   * stays until the deletes at the end: that link's gateways may be reached
-   * through it meanwhile. So a route whose victim is on another link is
-   * appended instead, and the victim deleted by name last.
-   */
-  private keptUntilEnd(victim: Route, by: Route): boolean {
-    return !this.scope.exact && victim.dev !== by.dev;
-  }
-
-  /**
-   * IPv6 refuses a second route with the same key, link and gateway
-   * ("File exists") and `replace` cannot choose what it overwrites, so a
-   * leftover twin goes just before the append (the only early delete). An
-   * IPv6 delete compares no source and, without a gateway, no gateway:
-   * every leaving route of that key and link goes with it, those with a
-   * gateway first, so each delete hits what it names.
-   */
-  private leavingTwins(route: Route, sameKey: readonly Route[]): Route[] {
-    if (route.family !== 6 || this.scope.restore) return [];
-    const { owned } = this.scope;
-    const paths = pathsOf(route);
-    const leaving = sameKey.filter(
-      (r) =>
-        owned(r) &&
-        pathsOf(r).some((p) => paths.some((q) => p.dev === q.dev)) &&
-        !this.staying.has(r) &&
-        !this.overwritten.has(r),
-    );
-    const twin = (r: Route) =>
-      pathsOf(r).some((p) => paths.some((q) => p.dev === q.dev && p.gateway === q.gateway));
-    if (!leaving.some(twin)) return [];
-    return leaving.sort((a, b) => Number(!hasGateway(a)) - Number(!hasGateway(b)));
-  }
 }
 
 function planOnce(
@@ -395,30 +291,4 @@ function sameList(a: readonly Route[], b: readonly Route[], withProtocol: boolea
   for (let i = 0; i < a.length; i++)
     if (!sameIdentity(a[i] as Route, b[i] as Route, withProtocol)) return false;
   return true;
-}
-
-/**
- * The route `replace` of `route` overwrites, among the current routes with
- * its key: the first (IPv6 prefers one that, like it, can or cannot be a
- * multipath sibling: fib6_add_rt2node).
- */
-function firstWithKey(same: readonly Route[], route: Route): Route | undefined {
-  if (route.family === 6) {
-    const like = same.find((r) => ecmpCapable(r) === ecmpCapable(route));
-    if (like) return like;
-  }
-  return same[0];
-}
-
-/**
- * Whether IPv6 joins the route with others of its key into one multipath
- * route (rt6_qualify_for_ecmp): it has a gateway and no nexthop object.
- */
-export function ecmpCapable(r: Route): boolean {
-  return r.nhid === undefined && (r.gateway !== undefined || r.hops !== undefined);
-}
-
-/** A route's (gateway, link) pairs: its paths, or itself. */
-function pathsOf(r: Route): readonly { gateway?: string; dev: string }[] {
-  return r.hops ?? [r];
 }
