@@ -6,8 +6,9 @@
  * but what the list of legitimate differences names. Every namespace is
  * removed by `remove()`.
  */
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import type { CompleteRead } from "../../src/host/compare/complete-read";
+import type { StartAgentOptions } from "../helpers/agent";
 import { run } from "../helpers/process";
 import { compareReads, type Difference } from "../podgen/compare";
 import { readNetns } from "../podgen/read";
@@ -22,8 +23,13 @@ export class MirrorPair {
     readonly mac: string,
   ) {}
 
-  /** A pod with eth0 (a veth, up) and a guest with the same MAC on gst0, agent running. */
-  static async create(guestArgs: readonly string[] = []): Promise<MirrorPair> {
+  /**
+   * A pod with eth0 (a veth, up) and a guest with the same MAC on gst0,
+   * agent running (`agent`: its flags or start options, as Guest.create).
+   */
+  static async create(
+    agent: readonly string[] | Omit<StartAgentOptions, "netns"> = [],
+  ): Promise<MirrorPair> {
     const made: { remove(): Promise<void> }[] = [];
     try {
       const host = await Netns.create("n22h");
@@ -34,7 +40,7 @@ export class MirrorPair {
       made.push(wire);
       const mac = randomMac();
       await pod.veth("eth0", "vpod", { mac, peerNs: host });
-      const guest = await Guest.create(undefined, "gst0", [...guestArgs]);
+      const guest = await Guest.create(undefined, "gst0", agent);
       made.push(guest);
       await guest.ns.veth("gst0", "p0", { mac, peerNs: wire });
       return new MirrorPair(host, pod, wire, guest, mac);
@@ -77,6 +83,29 @@ export class MirrorPair {
       await r().catch(() => {});
     }
   }
+}
+
+/**
+ * For a test file, called at its top: `cleanups` run last first after each
+ * test (failures ignored, so every one runs), and `pair()` makes a
+ * MirrorPair removed among them.
+ */
+export function pairsPerTest(): {
+  cleanups: (() => Promise<void>)[];
+  pair(agent?: Parameters<typeof MirrorPair.create>[0]): Promise<MirrorPair>;
+} {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
+  });
+  return {
+    cleanups,
+    async pair(agent) {
+      const p = await MirrorPair.create(agent);
+      cleanups.push(() => p.remove());
+      return p;
+    },
+  };
 }
 
 /** diff --json's findings. */

@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { RunningAgent } from "../helpers/agent";
+import { type RunningAgent, type StartAgentOptions, startAgent } from "../helpers/agent";
 import { Netns, randomMac } from "../helpers/netns";
 import { type Child, start } from "../helpers/process";
 import { type TempDir, tempDir } from "../helpers/tmp";
@@ -170,15 +170,23 @@ export class Guest {
     return `unix://${this.agent.socket}`;
   }
 
-  /** `agentArgs`: more flags for the agent (e.g. `--upstream`, front mode). */
-  static async create(mac?: string, guestIf = "gst0", agentArgs: string[] = []): Promise<Guest> {
+  /**
+   * `agent`: more flags for the agent (e.g. `--upstream`, front mode), or
+   * the agent's start options (e.g. a launcher); it runs in the guest netns.
+   */
+  static async create(
+    mac?: string,
+    guestIf = "gst0",
+    agent: readonly string[] | Omit<StartAgentOptions, "netns"> = [],
+  ): Promise<Guest> {
     const ns = await Netns.create("nh5g");
     let wire: Netns | undefined;
     try {
       // The NIC first, with its carrier and link-local address, as a VM's is at boot:
       // nothing about it changes by itself once the agent serves.
       if (mac) wire = await nicIn(ns, guestIf, mac);
-      const guest = new Guest(ns, await ns.startAgent(agentArgs));
+      const options = isArgs(agent) ? { args: agent } : agent;
+      const guest = new Guest(ns, await startAgent({ ...options, netns: ns }));
       guest.wire = wire;
       return guest;
     } catch (err) {
@@ -201,6 +209,10 @@ export class Guest {
       await this.wire?.remove();
     }
   }
+}
+
+function isArgs(a: readonly string[] | object): a is readonly string[] {
+  return Array.isArray(a);
 }
 
 /**

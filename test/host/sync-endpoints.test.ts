@@ -9,21 +9,12 @@
  * The pod's tap is held open by a stand-in for the VMM (a process that
  * attached to it, as QEMU does): then it has carrier, as in a Kata pod.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Child, start } from "../helpers/process";
-import { MirrorPair } from "./complete-helpers";
+import { pairsPerTest } from "./complete-helpers";
 import { type Netns, randomMac, waitFor } from "./helpers";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
-});
-
-async function pair(): Promise<MirrorPair> {
-  const p = await MirrorPair.create();
-  cleanups.push(() => p.remove());
-  return p;
-}
+const { cleanups, pair } = pairsPerTest();
 
 /** IFF_TAP | IFF_NO_PI, TUNSETIFF: attach to the pod's tap as a VMM does, then wait. */
 const HOLD_TAP = `

@@ -7,21 +7,12 @@
  * guest's own `ip -j` reads against the pod's and by the independent
  * complete comparison (test/podgen).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { run } from "../helpers/process";
-import { MirrorPair } from "./complete-helpers";
+import { pairsPerTest } from "./complete-helpers";
 import type { Netns } from "./helpers";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
-});
-
-async function pair(): Promise<MirrorPair> {
-  const p = await MirrorPair.create();
-  cleanups.push(() => p.remove());
-  return p;
-}
+const { pair } = pairsPerTest();
 
 async function sysctl(ns: Netns, setting: string): Promise<void> {
   const r = await run("ip", ["netns", "exec", ns.name, "sysctl", "-w", setting]);

@@ -13,7 +13,7 @@
  */
 
 import { create } from "@bufbuild/protobuf";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AgentClient } from "../../src/client/client";
 import {
   ApplyRequestSchema,
@@ -24,21 +24,11 @@ import {
   StateSchema,
 } from "../../src/gen/network_pb";
 import { Code, type TtrpcError } from "../../src/ttrpc/codes";
-import { startAgent } from "../helpers/agent";
-import { MirrorPair } from "./complete-helpers";
-import { ctl, Netns, randomMac, snapshot, waitFor } from "./helpers";
+import { type MirrorPair, pairsPerTest } from "./complete-helpers";
+import { type Netns, snapshot, waitFor } from "./helpers";
 import { allRoutes, rules } from "./state-helpers";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
-});
-
-async function pair(): Promise<MirrorPair> {
-  const p = await MirrorPair.create();
-  cleanups.push(() => p.remove());
-  return p;
-}
+const { cleanups, pair } = pairsPerTest();
 
 /** The tun devices as `ip -j tuntap show` lists them (numeric user and group), by name. */
 async function tuntaps(ns: Netns): Promise<unknown[]> {
@@ -93,33 +83,22 @@ describe("issue 22: tun devices are carried", () => {
   });
 
   it("a guest without tun support gets everything else; the tun is listed with the kernel's reason; exit 4", async () => {
-    const host = await Netns.create("n22h");
-    cleanups.push(() => host.remove());
-    const pod = await Netns.create("n22p");
-    cleanups.push(() => pod.remove());
-    const wire = await Netns.create("n22w");
-    cleanups.push(() => wire.remove());
-    const guestNs = await Netns.create("n22g");
-    cleanups.push(() => guestNs.remove());
-    const mac = randomMac();
-    await pod.veth("eth0", "vpod", { mac, peerNs: host });
-    await guestNs.veth("gst0", "p0", { mac, peerNs: wire });
     // The agent (and every ip it runs) sees no /dev/net/tun.
-    const agent = await startAgent({
-      netns: guestNs,
+    const p = await pair({
       launcher: [
         ...["unshare", "-m", "--propagation", "private", "--", "sh", "-c"],
         'mount -t tmpfs none /dev/net && exec "$0" "$@"',
       ],
     });
-    cleanups.push(() => agent.stop());
+    const { pod } = p;
+    const guestNs = p.guest.ns;
     await pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
     await pod.ip("tuntap", "add", "dev", "tun0", "mode", "tun");
     await pod.ip("addr", "add", "10.9.0.1/24", "dev", "tun0");
     await pod.ip("link", "set", "tun0", "up");
     await pod.ip("route", "add", "10.99.0.0/16", "dev", "tun0");
     await pod.ip("route", "add", "10.98.0.0/16", "via", "10.1.0.1", "dev", "eth0");
-    const s = await ctl(["--addr", `unix://${agent.socket}`, "sync", "--netns", pod.name]);
+    const s = await p.sync();
     expect(s.code, s.stdout + s.stderr).toBe(4);
     expect(s.stdout).toMatch(/^ {2}not mirrored:$/m);
     expect(s.stdout).toMatch(
