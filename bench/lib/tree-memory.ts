@@ -3,29 +3,8 @@
  * size: a page shared by k processes counts 1/k to each) and RSS, summed
  * over the tree from /proc/PID/smaps_rollup, and the tree's PIDs now.
  */
-import { readdirSync, readFileSync } from "node:fs";
-
-/** `pid` and its descendants alive now. */
-export function processTree(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const s = readFileSync(`/proc/${d}/stat`, "utf8");
-      parent.set(Number(d), Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {}
-  }
-  const out: number[] = [];
-  for (const p of parent.keys()) {
-    for (let q: number | undefined = p, hops = 0; q && hops < 64; q = parent.get(q), hops++) {
-      if (q === pid) {
-        out.push(p);
-        break;
-      }
-    }
-  }
-  return out;
-}
+import { readFileSync } from "node:fs";
+import { processName, processTree } from "../../test/helpers/process";
 
 /** A field of /proc/PID/smaps_rollup in KiB (0 when the process is gone). */
 export function rollupKiB(pid: number, field: "Pss" | "Rss"): number {
@@ -56,10 +35,7 @@ export function treeMemory(roots: number[]): TreeMemory {
       out.processes++;
       out.pssKiB += pss;
       out.rssKiB += rollupKiB(p, "Rss");
-      let name = "?";
-      try {
-        name = readFileSync(`/proc/${p}/comm`, "utf8").trim();
-      } catch {}
+      const name = processName(p) || "?";
       const e = out.byName[name] ?? { n: 0, pssKiB: 0 };
       e.n++;
       e.pssKiB += pss;

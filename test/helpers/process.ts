@@ -1,8 +1,10 @@
 /**
  * Child processes the tests start: spawned directly (no shell), output
- * captured, stopped only by their own PID.
+ * captured, stopped only by their own PID; and the processes below a PID
+ * as /proc shows them now (for tests and benches that count them).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { waitFor } from "./wait";
 
@@ -80,6 +82,38 @@ export function pidAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** `pid` and its descendants alive now (each process's parent from /proc/PID/stat). */
+export function processTree(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const s = readFileSync(`/proc/${d}/stat`, "utf8");
+      // The command name in parentheses may hold spaces and ")": the fields after the last ")".
+      parent.set(Number(d), Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {}
+  }
+  const out: number[] = [];
+  for (const p of parent.keys()) {
+    for (let q: number | undefined = p, hops = 0; q && hops < 64; q = parent.get(q), hops++) {
+      if (q === pid) {
+        out.push(p);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** The process's command name (/proc/PID/comm), "" once it is gone. */
+export function processName(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return "";
   }
 }
 

@@ -13,10 +13,10 @@
  * with an empty guest (re-synced); a pod netns deleted and a sandbox
  * directory removed (dropped, its processes gone); SIGTERM.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Child, pidAlive, run } from "../helpers/process";
+import { type Child, pidAlive, processName, processTree, run } from "../helpers/process";
 import { callsLogged, FollowerProc, loggingAgent } from "./follow-helpers";
 import { Guest, NETAGENTCTL, Netns, PtpPod, tempDir, waitFor } from "./helpers";
 import {
@@ -331,7 +331,7 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
 
   it("a pod netns deleted drops its sandbox and what was started for it; a removed directory drops it from /sandboxes", async () => {
     const monitors = () =>
-      descendants(f.child.pid).filter((p) => commOf(p) === "xtables-monitor").length;
+      processTree(f.child.pid).filter((p) => processName(p) === "xtables-monitor").length;
     expect(monitors()).toBe(3);
     await b.pod.remove();
     await f.until(
@@ -348,33 +348,3 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     expect(pidAlive(f.child.pid)).toBe(true);
   });
 });
-
-/** PIDs below `pid` now. */
-function descendants(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const s = readFileSync(`/proc/${d}/stat`, "utf8");
-      parent.set(Number(d), Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {}
-  }
-  const out: number[] = [];
-  for (const p of parent.keys()) {
-    for (let q = parent.get(p), hops = 0; q && hops < 64; q = parent.get(q), hops++) {
-      if (q === pid) {
-        out.push(p);
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-function commOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
-  } catch {
-    return "";
-  }
-}
