@@ -1,28 +1,12 @@
 /**
- * Every bound the agent puts on what a peer can make it spend, in one
- * place (docs/limits.md documents each: default, flag, what happens at
- * the limit). Protocol-level ones live with the protocol and are
- * re-exported here. The entries of each kind in one netagent.v1 Apply are
- * the validator's own table (src/agent/validate/validate-state.ts LIMITS):
+ * The bounds the agent, front mode and the host put on what a peer can
+ * make them spend (docs/limits.md is the table of every bound: default,
+ * flag, what happens at the limit). Those of the protocol live with it
+ * (src/ttrpc/limits.ts), those of one `ip` or iptables run with the code
+ * that runs it. The entries of each kind in one netagent.v1 Apply are the
+ * validator's own table (src/agent/validate/validate-state.ts LIMITS):
  * this file is shared by agent, front and host and imports none of them.
  */
-
-export { KEPT_TABLE_MAX_ROUTES } from "../net/iproute/ip-runner";
-// The resident ip's kept standard error; the route table kept for a no-change repeat.
-export { MAX_KEPT_STDERR as MAX_KEPT_IP_STDERR } from "../net/iproute/ip-session";
-// GetIPTables / SetIPTables: rules text in and out, and each iptables tool's deadline.
-export {
-  DEFAULT_TIMEOUT_MS as IPTABLES_TIMEOUT_MS,
-  MAX_RULES_BYTES,
-} from "../net/iptables/iptables-runner";
-export {
-  MAX_CALLS_PER_CONNECTION,
-  MAX_DATA_LENGTH,
-  MAX_FORWARDED_CALLS_PER_CONNECTION,
-  MAX_REPEATED_ENTRIES,
-} from "../ttrpc/limits";
-export { QUOTE_PREFIX } from "../ttrpc/quote";
-export { MAX_STATUS_MESSAGE_BYTES } from "../ttrpc/status";
 
 /** GetIPTables / SetIPTables: how long a call waits for init's late (netfilter) modules. */
 export const MODULES_WAIT_MS = 20_000;

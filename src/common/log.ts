@@ -10,8 +10,6 @@
 import { clipText } from "../ttrpc/quote";
 import { LOG_BURST, LOG_LINES_PER_SEC, MAX_LOG_VALUE_BYTES } from "./limits";
 
-export { LOG_BURST, LOG_LINES_PER_SEC, MAX_LOG_VALUE_BYTES };
-
 /** How soon a suppressed count is reported when the message does not log again. */
 const REPORT_AFTER_MS = 1000;
 

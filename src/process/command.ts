@@ -26,7 +26,7 @@ export interface Command {
 }
 
 /** PATH when this process has none (the guest's init may start it without one). */
-export const FALLBACK_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
+const FALLBACK_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
 
 /**
  * The environment every child gets: PATH (to find the tools) and LC_ALL=C

@@ -25,7 +25,7 @@ export interface StartOptions<I extends In, O extends Out, E extends Pipe> exten
 }
 
 /** How a child ended: its exit status (128+N for signal N) and the signal if one ended it. */
-export interface ChildExit {
+interface ChildExit {
   code: number;
   signal: NodeJS.Signals | null;
 }

@@ -80,7 +80,7 @@ function connectUnix(path: string, timeoutMs: number): Promise<Socket> {
  * The hybrid-vsock handshake. Reads byte by byte up to the newline so no
  * frame byte that follows `OK` is consumed here.
  */
-export function hybridHandshake(socket: Socket, port: number, timeoutMs: number): Promise<void> {
+function hybridHandshake(socket: Socket, port: number, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let line = "";
     const fail = (why: string) => {

@@ -31,7 +31,7 @@ export function stageUnixSocket(path: string): { path: string; remove(): void } 
  * did not fail in time: a busy listener), "stale" (refused: nobody listens),
  * "gone" (removed meanwhile), else the errno code (e.g. EACCES).
  */
-export async function probeUnixSocket(path: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<string> {
+async function probeUnixSocket(path: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<string> {
   // Loaded here, not at the top: node:net (and node:stream behind it) is
   // Bun's own JavaScript, compiled when first imported, and an agent that
   // listens on vsock or a serial port never probes a socket path; under

@@ -1,6 +1,8 @@
 /**
  * ttRPC framing: a 10-byte header (data length u32 BE, stream id u32 BE,
- * type u8, flags u8) followed by the data. Pure: no sockets here.
+ * type u8, flags u8) followed by the data. Pure: no sockets here. The
+ * flags (0x1 remote closed, 0x2 remote open: a streaming request, 0x4 no
+ * data) belong to streams; the frames built here are unary calls', flags 0.
  */
 
 export const HEADER_LENGTH = 10;
@@ -12,15 +14,6 @@ export enum FrameType {
   Response = 2,
   Data = 3,
 }
-
-export const Flag = {
-  /** Remote closed: the sender sends nothing more on this stream. */
-  RemoteClosed: 0x1,
-  /** Remote open: a non-unary request, data follows. */
-  RemoteOpen: 0x2,
-  /** The frame carries no data (as opposed to an empty message). */
-  NoData: 0x4,
-} as const;
 
 export interface FrameHeader {
   length: number;

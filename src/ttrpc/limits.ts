@@ -1,6 +1,6 @@
 /**
- * Protocol-level bounds of the server side. The agent's table of every
- * bound (with these) is src/common/limits.ts, documented in docs/limits.md.
+ * Protocol-level bounds of the server side. The table of every bound
+ * (with these) is docs/limits.md; the agent's own are src/common/limits.ts.
  */
 export { MAX_DATA_LENGTH } from "./frame";
 

@@ -11,7 +11,7 @@
 export const QUOTE_PREFIX = 48;
 
 /** Bytes of a plain text kept by {@link clipText} unless told otherwise. */
-export const CLIP_BYTES = 1024;
+const CLIP_BYTES = 1024;
 
 /** UTF-8 length of a string, counted without encoding it. */
 export function utf8Length(s: string): number {

@@ -12,7 +12,7 @@ import { clipText } from "./quote";
  * Most bytes of a status message: values quoted in messages are cut short
  * already (quote.ts); this catches any other text, such as a tool's output.
  */
-export const MAX_STATUS_MESSAGE_BYTES = 16 * 1024;
+const MAX_STATUS_MESSAGE_BYTES = 16 * 1024;
 
 /** A Response carrying `payload` and an empty (OK) status, as Go and Rust send it. */
 export function encodeOkResponse(payload: Uint8Array): Uint8Array {

@@ -54,7 +54,7 @@ export const ROUTE_TYPE_NAMES: Record<number, string> = Object.fromEntries(
   Object.entries(ROUTE_TYPES).map(([k, v]) => [v, k]),
 );
 
-export const RULE_ACTIONS: Record<Rule["action"], RuleAction> = {
+const RULE_ACTIONS: Record<Rule["action"], RuleAction> = {
   lookup: RuleAction.LOOKUP,
   blackhole: RuleAction.BLACKHOLE,
   unreachable: RuleAction.UNREACHABLE,
@@ -78,7 +78,7 @@ export function isStateRoute(r: Route): boolean {
 const attrsToWire = (attrs: readonly Attr[] | undefined) =>
   (attrs ?? []).map(([name, value]) => ({ name, value }));
 
-export function linkToWire(l: Link): Interface {
+function linkToWire(l: Link): Interface {
   return create(InterfaceSchema, {
     mac: l.mac,
     name: l.name,
@@ -159,7 +159,7 @@ export function routeToWire(r: Route): ProtoRoute {
   });
 }
 
-export function nexthopToWire(n: Nexthop): ProtoNexthop {
+function nexthopToWire(n: Nexthop): ProtoNexthop {
   return create(NexthopSchema, {
     id: n.id,
     family: n.family,
@@ -173,7 +173,7 @@ export function nexthopToWire(n: Nexthop): ProtoNexthop {
   });
 }
 
-export function ruleToWire(r: Rule): ProtoRule {
+function ruleToWire(r: Rule): ProtoRule {
   return create(RuleSchema, {
     priority: r.priority,
     family: r.family,
@@ -190,7 +190,7 @@ export function ruleToWire(r: Rule): ProtoRule {
   });
 }
 
-export function neighborToWire(n: Neighbor): ProtoNeighbor {
+function neighborToWire(n: Neighbor): ProtoNeighbor {
   return create(NeighborSchema, {
     address: n.ip,
     device: n.dev,

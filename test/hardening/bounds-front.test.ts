@@ -18,11 +18,11 @@ import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   FORWARD_DEADLINE_GRACE_MS,
-  MAX_FORWARDED_CALLS_PER_CONNECTION,
   MAX_UNREAD_ANSWER_BYTES,
   MAX_UNSENT_FORWARD_BYTES,
 } from "../../src/common/limits";
 import { Code } from "../../src/ttrpc/codes";
+import { MAX_FORWARDED_CALLS_PER_CONNECTION } from "../../src/ttrpc/limits";
 import { type RunningAgent, startAgent } from "../helpers/agent";
 import { goClient, goPrograms } from "../helpers/go";
 import { Netns } from "../helpers/netns";

@@ -9,8 +9,9 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_IP_PROCESSES, MAX_REPEATED_ENTRIES } from "../../src/common/limits";
+import { MAX_IP_PROCESSES } from "../../src/common/limits";
 import { Code } from "../../src/ttrpc/codes";
+import { MAX_REPEATED_ENTRIES } from "../../src/ttrpc/limits";
 import type { RunningAgent } from "../helpers/agent";
 import { Netns } from "../helpers/netns";
 import { waitFor } from "../helpers/wait";
