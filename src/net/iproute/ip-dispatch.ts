@@ -16,7 +16,7 @@ import type { IpSession } from "./ip-session";
  * figures).
  */
 export const SESSION_MAX_LINES = 512;
-export const SESSION_MAX_ROUTES = 512;
+const SESSION_MAX_ROUTES = 512;
 
 /** The show line a session exchange of changes only ends with, to know when it is done. */
 const SESSION_SENTINEL = "link show";

@@ -20,7 +20,7 @@ export interface RunResult {
 }
 
 /** The comment line that ends an exchange (stand-ins in tests split on it). */
-export const EXCHANGE_END = "# netagent exchange";
+const EXCHANGE_END = "# netagent exchange";
 
 /**
  * An ip run or exchange past its own time limit: unavailable, as every

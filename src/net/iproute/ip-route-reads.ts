@@ -14,7 +14,7 @@ import { parseRules, type Rule } from "../plan/rules";
 import type { IpOneShot } from "./ip-one-shot";
 
 /** Whether a route listing has a route with metrics (only those can have a lock). */
-export function hasMetrics(doc: unknown): boolean {
+function hasMetrics(doc: unknown): boolean {
   if (!Array.isArray(doc)) return false;
   for (const r of doc) {
     const m = r && typeof r === "object" ? (r as { metrics?: unknown }).metrics : undefined;

@@ -10,7 +10,7 @@ import { runIpRaw } from "./ip-raw";
 import type { IpRunner } from "./ip-runner";
 
 /** The longest wait for links to read ready (the link-watch work runs within a second). */
-export const LINK_READY_WAIT_MS = 1_000;
+const LINK_READY_WAIT_MS = 1_000;
 const POLL_MS = 5;
 
 /** A link of `ip -j addr show`, as far as readiness and addresses go. */
@@ -31,7 +31,7 @@ async function readLinks(ip: IpRunner): Promise<LinkRead[]> {
 }
 
 /** Up with carrier, and not yet seen ready by the kernel's link watch. */
-export function awaitingReady(l: LinkRead): boolean {
+function awaitingReady(l: LinkRead): boolean {
   const flags = Array.isArray(l.flags) ? l.flags : [];
   const carrier = flags.includes("UP") && flags.includes("LOWER_UP");
   return carrier && l.operstate !== "UP" && l.operstate !== "UNKNOWN";

@@ -17,15 +17,15 @@ import { classifyRestoreError, type RestoreFailure, restoreFailure } from "./ipt
  */
 export const MAX_RULES_BYTES = 3 * 1024 * 1024;
 /** How long one tool may run before it is killed (then UNAVAILABLE: src/process/run-process.ts). */
-export const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 /** The most of a tool's stderr kept (errors quote at most MAX_WORDS of it). */
 const MAX_STDERR_BYTES = 64 * 1024;
 
-export type Tool = "save" | "restore";
+type Tool = "save" | "restore";
 export type IpFamily = 4 | 6;
 
 /** The executable for a tool and family: iptables-save ... ip6tables-restore. */
-export function toolName(tool: Tool, family: IpFamily): string {
+function toolName(tool: Tool, family: IpFamily): string {
   return `${family === 6 ? "ip6tables" : "iptables"}-${tool}`;
 }
 

@@ -5,7 +5,7 @@
  */
 
 /** The tables iptables knows (xtables and iptables-nft alike). */
-export const TABLES = ["filter", "nat", "mangle", "raw", "security"] as const;
+const TABLES = ["filter", "nat", "mangle", "raw", "security"] as const;
 
 const BUILTIN_CHAINS = new Set(["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"]);
 

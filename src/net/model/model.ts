@@ -8,7 +8,7 @@ import { ROUTE_ATTRS } from "../vocabulary/route-attrs";
 import type { Tuntap } from "../vocabulary/tuntap";
 import type { Family } from "./address";
 
-export type { Attr, Tuntap };
+export type { Attr };
 
 /** One path of a multipath route (RTA_MULTIPATH). */
 export interface Hop {
@@ -174,7 +174,7 @@ export function hopsText(hops: readonly Hop[] | undefined): string {
 }
 
 /** What identifies a route beyond the fields of the Kata era ("" for a route without any). */
-export function extraIdentity(r: Route): string {
+function extraIdentity(r: Route): string {
   if (
     r.tos === undefined &&
     r.from === undefined &&

@@ -7,7 +7,7 @@
 import { parseIp } from "../model/address";
 import type { Nexthop } from "../model/model";
 import { readAttrs } from "../vocabulary/attrs";
-import { NEXTHOP_ATTRS, NEXTHOP_JSON_KEYS } from "../vocabulary/nexthop-attrs";
+import { NEXTHOP_ATTRS } from "../vocabulary/nexthop-attrs";
 import { NEXTHOP_DEFAULT_PROTOCOL } from "../vocabulary/routes";
 import { asArray, type Json, str } from "./json-fields";
 
@@ -62,9 +62,4 @@ export function parseNexthops(doc: unknown, ipv6Ids?: ReadonlySet<number>): Next
 function familyWithout(n: Json, ipv6Ids: ReadonlySet<number> | undefined): 4 | 6 {
   if (ipv6Ids) return ipv6Ids.has(n.id as number) ? 6 : 4;
   return n.blackhole === undefined && n.scope === "link" ? 6 : 4;
-}
-
-/** What an `ip -d -j nexthop` object has that the model does not carry (key names). */
-export function nexthopKeysNotCarried(n: Json): string[] {
-  return Object.keys(n).filter((k) => !NEXTHOP_JSON_KEYS.has(k));
 }

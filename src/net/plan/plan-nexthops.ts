@@ -20,7 +20,7 @@ import type { Nexthop, Route } from "../model/model";
 import { sameAttrs } from "../vocabulary/attrs";
 import { NEXTHOP_ATTRS } from "../vocabulary/nexthop-attrs";
 
-export type NexthopOp =
+type NexthopOp =
   | { op: "replace"; nexthop: Nexthop }
   | { op: "delete"; nexthop: Nexthop; reason: "stale" | "recreate" };
 

@@ -8,7 +8,7 @@
  * first). Pure.
  */
 import type { DesiredState, FullState } from "../model/full-state";
-import type { Link, Nexthop, Route } from "../model/model";
+import type { Link, Route } from "../model/model";
 import { impliedKernelRoutes } from "./kernel-routes";
 import type { LinkPhase } from "./plan-link-phase";
 import { afterLinkChanges, type NexthopPlan, planNexthops, withoutNexthops } from "./plan-nexthops";
@@ -40,7 +40,7 @@ export interface RouteStatePlan {
 }
 
 /** A link's name after the link lines, by its name before (unchanged when it is not renamed). */
-export function renamer(before: readonly Link[], phase: LinkPhase): (dev: string) => string {
+function renamer(before: readonly Link[], phase: LinkPhase): (dev: string) => string {
   const after = new Map(phase.predicted.map((l) => [l.index, l.name]));
   const byName = new Map(before.map((l) => [l.name, l.index]));
   return (dev) => {
@@ -135,13 +135,4 @@ export function splitSix(heads: NexthopPlan["heads"]): {
     main: heads.filter((o) => !ids.has(o.nexthop.id)),
     six: heads.filter((o) => ids.has(o.nexthop.id)),
   };
-}
-
-/** The nexthop objects `plan` leaves, from `current` (for a planner's own account of a batch). */
-export function nexthopsAfter(current: readonly Nexthop[], plan: NexthopPlan): Nexthop[] {
-  const made = new Map<number, Nexthop>();
-  for (const o of plan.heads) if (o.op === "replace") made.set(o.nexthop.id, o.nexthop);
-  const gone = new Set(plan.tails.map((o) => o.nexthop.id));
-  const kept = current.filter((n) => !made.has(n.id) && !gone.has(n.id));
-  return [...kept, ...made.values()];
 }

@@ -21,7 +21,7 @@ import { batchLine } from "./render-batch";
 export type TuntapFound = { link: Link; lines: string[]; created: boolean } | { conflict: string };
 
 /** The device's settings in words, for messages: `tap multi_queue user 0`. */
-export function describeTuntap(t: Tuntap): string {
+function describeTuntap(t: Tuntap): string {
   return tuntapWords(t).slice(1).join(" ");
 }
 

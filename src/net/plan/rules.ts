@@ -13,7 +13,7 @@
  * every IPv6 rule is rendered for a separate `ip -6 -batch` (its line
  * starts with {@link IPV6_BATCH}).
  */
-import { type Family, familyOf, maxPrefix, networkText, parseIp } from "../model/address";
+import { type Family, maxPrefix, networkText, parseIp } from "../model/address";
 import { type Attr, attrsText, attrWords, readAttrs } from "../vocabulary/attrs";
 import {
   formatTable,
@@ -30,7 +30,7 @@ import {
 } from "../vocabulary/rule-attrs";
 import { batchLine } from "./render-batch";
 
-export type RuleAction = "lookup" | "blackhole" | "unreachable" | "prohibit";
+type RuleAction = "lookup" | "blackhole" | "unreachable" | "prohibit";
 
 export interface Rule {
   family: Family;
@@ -208,10 +208,4 @@ export function planRules(
 
 export function renderRuleOps(ops: readonly RuleOp[]): string[] {
   return ops.map((o) => renderRule(o.op, o.rule));
-}
-
-/** The family of a rule: from its prefixes, else the declared one. */
-export function ruleFamily(declared: Family, src?: string, dst?: string): Family {
-  const probe = src ?? dst;
-  return probe ? familyOf(probe) : declared;
 }

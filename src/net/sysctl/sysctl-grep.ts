@@ -14,10 +14,10 @@ import { SYSCTL_ROOT } from "./sysctl-keys";
 import { parseSysctlGrep } from "./sysctl-tree";
 
 /** How long one grep over /proc/sys/net may run (a few thousand small files). */
-export const SYSCTL_GREP_MS = 30_000;
+const SYSCTL_GREP_MS = 30_000;
 
 /** Its output kept, at most (a namespace with a few hundred links prints ~10 MiB). */
-export const SYSCTL_GREP_MAX_BYTES = 32 << 20;
+const SYSCTL_GREP_MAX_BYTES = 32 << 20;
 
 const GREP = ["grep", "-rs", "^", SYSCTL_ROOT];
 

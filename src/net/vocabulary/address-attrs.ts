@@ -45,7 +45,7 @@ function lifetime(name: string, key: string, min: number): AttrSpec {
 }
 
 /** Scopes iproute2 prints by name (rt_scopes); any other is a number. */
-export const SCOPE_NAMES = ["global", "site", "link", "host", "nowhere"];
+const SCOPE_NAMES = ["global", "site", "link", "host", "nowhere"];
 
 export const ADDRESS_ATTRS = attrTable([
   {

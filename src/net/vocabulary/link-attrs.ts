@@ -38,7 +38,7 @@ function userFlag(name: string, flag: string, inverted = false): AttrSpec {
  * quotes, backslash and `#` that `ip -batch` would read as syntax; written
  * in double quotes (render-batch.ts checks the quoted token again).
  */
-export const ALIAS_TEXT = /^[\x20-\x7e]*$/;
+const ALIAS_TEXT = /^[\x20-\x7e]*$/;
 const ALIAS_REFUSED = /["'#\\]/;
 
 export const LINK_ATTRS = attrTable([
@@ -72,6 +72,3 @@ export const LINK_ATTRS = attrTable([
     grammar: uint(0, U32),
   },
 ]);
-
-/** The keys of an `ip -d -j link` object the rows read (beside `flags`, which the model reads too). */
-export const LINK_ATTR_KEYS: readonly string[] = ["ifalias", "group", "txqlen"];

@@ -51,18 +51,3 @@ export const NEXTHOP_ATTRS = attrTable([
 
 /** The attributes only a group has. */
 export const GROUP_ONLY_ATTRS = new Set(["buckets", "idle_timer", "type", "unbalanced_timer"]);
-
-/** The keys of an `ip -d -j nexthop` object carried, or derived by the kernel (scope). */
-export const NEXTHOP_JSON_KEYS = new Set([
-  "id",
-  "gateway",
-  "dev",
-  "scope",
-  "protocol",
-  "flags",
-  "group",
-  "blackhole",
-  "fdb",
-  "type",
-  "resilient_args",
-]);

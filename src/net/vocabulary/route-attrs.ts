@@ -19,7 +19,7 @@ import {
 type Json = Record<string, unknown>;
 
 /** The metrics `ip route` takes `lock` for (iproute2's `rto_min` always sets its own). */
-export const LOCKABLE = [
+const LOCKABLE = [
   "advmss",
   "congctl",
   "cwnd",

@@ -220,13 +220,5 @@ export const LINKLESS_ROUTE_TYPES: ReadonlySet<string> = new Set([
   "nat",
 ]);
 
-export const LINK_ROUTE_TYPES: ReadonlySet<string> = new Set([
-  "unicast",
-  "local",
-  "broadcast",
-  "anycast",
-  "multicast",
-]);
-
 /** The protocol of a nexthop object made without one. */
 export const NEXTHOP_DEFAULT_PROTOCOL = "unspec";

@@ -48,7 +48,7 @@ export function hitByDeletes(managed: readonly Route[], keep: IdentityIndex): Se
  * says of links (unless it names another object), else link and gateway
  * as given; no type, scope, source or metrics.
  */
-export function deleteMatches(d: Route, r: Route): boolean {
+function deleteMatches(d: Route, r: Route): boolean {
   if (d === r || routeKey(d) !== routeKey(r) || d.protocol !== r.protocol) return false;
   if (d.family === 6) {
     if (r.nhid !== undefined) return d.nhid === undefined || d.nhid === r.nhid;

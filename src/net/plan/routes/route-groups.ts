@@ -69,7 +69,7 @@ export function keyGroups(
 }
 
 /** How many of `routes` have each destination. */
-export function countDsts(routes: readonly Route[]): Map<string, number> {
+function countDsts(routes: readonly Route[]): Map<string, number> {
   const m = new Map<string, number>();
   for (const r of routes) m.set(r.dst, (m.get(r.dst) ?? 0) + 1);
   return m;
