@@ -33,7 +33,7 @@ interface Run {
 const DISABLE_IPV6 = "net.ipv6.conf.*.disable_ipv6";
 
 /** Whether a write turns IPv6 on (for a link, `all` or `default`). */
-export function enablesIpv6(w: SysctlWrite): boolean {
+function enablesIpv6(w: SysctlWrite): boolean {
   const k = parseSysctlKey(w.key);
   return typeof k !== "string" && k.pattern === DISABLE_IPV6 && w.value.trim() === "0";
 }
@@ -77,7 +77,7 @@ const RESHAPING = new Set([
 ]);
 
 /** Whether the kernel adds or takes addresses or routes when this write takes effect. */
-export function reshapes(w: SysctlWrite): boolean {
+function reshapes(w: SysctlWrite): boolean {
   const k = parseSysctlKey(w.key);
   return typeof k !== "string" && RESHAPING.has(k.pattern);
 }

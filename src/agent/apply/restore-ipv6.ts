@@ -17,7 +17,7 @@ import { putLine } from "../../net/plan/plan-link";
 import { batchLine } from "../../net/plan/render-batch";
 
 /** The longest wait for a restored link's IPv6 state to read as before. */
-export const IPV6_SETTLE_MS = 1_000;
+const IPV6_SETTLE_MS = 1_000;
 const POLL_MS = 5;
 
 interface AddrInfo {

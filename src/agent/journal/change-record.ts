@@ -34,7 +34,7 @@ export interface RoutesTouchedChange {
 }
 
 /** An UpdateInterface: every link as read before, the one changed, the one a swap takes down. */
-export interface LinkChange {
+interface LinkChange {
   kind: "link";
   links: Link[];
   index: number;
@@ -49,7 +49,7 @@ export interface NeighboursChange {
 }
 
 /** A SetIPTables: the restore input that puts the named tables back (iptables-save -c before). */
-export interface IptablesChange {
+interface IptablesChange {
   kind: "iptables";
   family: 4 | 6;
   tables: string[];
@@ -57,7 +57,7 @@ export interface IptablesChange {
 }
 
 /** An Apply: links, routes of every table, rules, permanent neighbours, nexthop objects before; the sysctl writes with their old values. */
-export interface StateChange {
+interface StateChange {
   kind: "state";
   links: Link[];
   routes: Route[];
@@ -106,7 +106,6 @@ export type Change =
   | NeighboursChange
   | IptablesChange
   | StateChange;
-export type ChangeKind = Change["kind"];
 
 /** The agent that wrote a record. */
 export interface RecordOwner {

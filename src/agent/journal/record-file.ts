@@ -11,9 +11,9 @@
  * its change had not started. Pure.
  */
 
-export const RECORD_MAGIC = "netagent-change-record";
+const RECORD_MAGIC = "netagent-change-record";
 /** Bumped when the body's shape changes: a record of another format is set aside, not guessed at. */
-export const RECORD_FORMAT = 1;
+const RECORD_FORMAT = 1;
 /** The header's longest form: magic, format, a length and a checksum. */
 export const MAX_HEADER_BYTES = 80;
 

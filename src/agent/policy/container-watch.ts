@@ -12,10 +12,10 @@
 import type { AnswerHook } from "../../front/forwarder";
 import type { ForwardedCall } from "../../ttrpc/forward";
 
-export const CONTAINER_TYPE = "io.kubernetes.cri.container-type";
+const CONTAINER_TYPE = "io.kubernetes.cri.container-type";
 
 /** Container ids whose type is remembered at most (a sandbox has a handful). */
-export const MAX_WATCHED_CONTAINERS = 1024;
+const MAX_WATCHED_CONTAINERS = 1024;
 
 type Fields = Map<number, Uint8Array[]>;
 
@@ -77,7 +77,7 @@ export function createdContainer(payload: Uint8Array): { id: string; type: strin
 }
 
 /** The container id of a StartContainerRequest. */
-export function startedContainer(payload: Uint8Array): string | undefined {
+function startedContainer(payload: Uint8Array): string | undefined {
   const top = fields(payload, [1]);
   return top === undefined ? undefined : text(top.get(1)?.at(-1));
 }

@@ -22,11 +22,11 @@ import {
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 
-export const EXTRACTED = "/run/confidential-containers/initdata/initdata.toml";
-export const INITDATA_KEY = "netagent-policy";
-export const INITDATA_WAIT_MS = 10_000;
+const EXTRACTED = "/run/confidential-containers/initdata/initdata.toml";
+const INITDATA_KEY = "netagent-policy";
+const INITDATA_WAIT_MS = 10_000;
 /** Init data larger than this is not read (the policy is a few KiB). */
-export const MAX_INITDATA_BYTES = 4 << 20;
+const MAX_INITDATA_BYTES = 4 << 20;
 const MAGIC = "initdata";
 
 export interface InitdataPlaces {

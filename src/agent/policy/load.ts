@@ -10,9 +10,9 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { type InitdataPlaces, initdataPolicy } from "./initdata";
 import { type Policy, PolicyError, parsePolicy } from "./schema";
 
-export const DEFAULT_POLICY_PATH = "/etc/netagent/policy.json";
+const DEFAULT_POLICY_PATH = "/etc/netagent/policy.json";
 /** A policy file larger than this is refused. */
-export const MAX_POLICY_BYTES = 4 << 20;
+const MAX_POLICY_BYTES = 4 << 20;
 
 export interface PolicySources {
   /** `--policy`. */

@@ -23,7 +23,7 @@ const Mac = v.pipe(
 );
 
 /** Entries of one list of a policy at most (as many as routes in one request). */
-export const MAX_POLICY_LIST = 100_000;
+const MAX_POLICY_LIST = 100_000;
 
 /** A list of at most {@link MAX_POLICY_LIST} entries (a large pod lists 10,000 routes). */
 const List = <T extends v.GenericSchema>(item: T) =>
@@ -38,10 +38,10 @@ const PrefixSet = v.strictObject({
   within: v.optional(List(Cidr), []),
 });
 
-export const LINK_FLAGS = ["noarp", "down", "promisc", "allmulticast"] as const;
+const LINK_FLAGS = ["noarp", "down", "promisc", "allmulticast"] as const;
 export const SCOPES = ["universe", "site", "link", "host", "nowhere"] as const;
-export const ROUTE_TYPES = ["unicast", "blackhole", "unreachable", "prohibit", "throw"] as const;
-export const NEIGHBOUR_STATES = [
+const ROUTE_TYPES = ["unicast", "blackhole", "unreachable", "prohibit", "throw"] as const;
+const NEIGHBOUR_STATES = [
   "permanent",
   "reachable",
   "stale",
@@ -53,7 +53,7 @@ export const NEIGHBOUR_STATES = [
   "none",
   "proxy",
 ] as const;
-export const NEIGHBOUR_FLAGS = ["router", "extern_learn"] as const;
+const NEIGHBOUR_FLAGS = ["router", "extern_learn"] as const;
 /** What the running phase may still change (phases.running). */
 export const KINDS = [
   "interfaces",
@@ -67,7 +67,7 @@ export type Kind = (typeof KINDS)[number];
 
 const Table = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(0xffffffff));
 
-export const PolicySchema = v.strictObject({
+const PolicySchema = v.strictObject({
   /** The schema's version: 1. */
   netagentPolicy: v.literal(1),
   interfaces: v.optional(

@@ -7,9 +7,6 @@
 import type { Logger } from "../../common/log";
 import type { Acceptor } from "../../transport/channel";
 
-/** The host's CID (VMADDR_CID_HOST): who drives the agent in a VM. */
-export const VMADDR_CID_HOST = 2;
-
 /**
  * Parses `--vsock-allow-cid` values (each a CID or a comma list of them)
  * into a set; throws an Error naming the bad item.

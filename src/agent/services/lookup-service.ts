@@ -28,7 +28,7 @@ import type { ServiceImpl } from "../../ttrpc/service";
 import { invalid } from "../validate/validate-fields";
 
 /** The largest Read answer: a frame, less room for the response envelope around it. */
-export const READ_MAX_BYTES = MAX_DATA_LENGTH - 1024;
+const READ_MAX_BYTES = MAX_DATA_LENGTH - 1024;
 
 export interface LookupServiceOptions {
   ip: IpRunner;
@@ -54,7 +54,7 @@ export function validateLookups(lookups: readonly LookupSpec[]): LookupSpec[] {
 }
 
 /** The names of a Read of some listings, checked; INVALID_ARGUMENT naming the first unknown one. */
-export function validateListingNames(names: readonly string[]): Set<ListingName> {
+function validateListingNames(names: readonly string[]): Set<ListingName> {
   const known = new Set<string>(LISTING_NAMES);
   names.forEach((n, i) => {
     if (!known.has(n))

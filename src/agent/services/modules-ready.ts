@@ -13,7 +13,7 @@ import { Code, TtrpcError } from "../../ttrpc/codes";
 /** The list init loads beside the agent; its presence means the wait applies. */
 export const LATE_MODULES_LIST = "/etc/init.modules.late";
 /** Written by init once every module of both lists is loaded. */
-export const MODULES_DONE = "/run/init.modules.done";
+const MODULES_DONE = "/run/init.modules.done";
 // How long an iptables call waits for the marker before it fails UNAVAILABLE:
 // MODULES_WAIT_MS (src/common/limits.ts).
 const POLL_MS = 25;

@@ -37,7 +37,7 @@ const isLarge = (request: ApplyRequest) =>
   (request.desired?.routes.length ?? 0) >= VALIDATE_WHILE_READING;
 
 /** The plan as Apply answers it: batch lines (`ip -6` ones marked, in their place), then sysctl writes. */
-export function planText(plan: ApplyPlan): string[] {
+function planText(plan: ApplyPlan): string[] {
   return [
     ...plan.batch6First.map((l) => `-6 ${l}`),
     ...plan.batch,

@@ -75,7 +75,7 @@ export function mtuOrZero(field: string, value: number): number {
 }
 
 /** The least MTU IPv6 takes: below it the kernel drops a link's IPv6 state (RFC 8200 section 5). */
-export const IPV6_MIN_MTU = 1280;
+const IPV6_MIN_MTU = 1280;
 
 /**
  * An MTU below IPv6's least, for a link whose request lists an IPv6
@@ -126,7 +126,7 @@ export function resolveFamily(field: string, declared: number, addresses: string
 }
 
 /** The declared family `fam` against the family of the first address given (if any). */
-export function settleFamily(field: string, fam: Family, first: Family | undefined): Family {
+function settleFamily(field: string, fam: Family, first: Family | undefined): Family {
   if (first === undefined) return fam;
   if (fam === 6 && first === 4)
     throw invalid(`${field}.family`, "v6", "does not match its IPv4 addresses");

@@ -71,7 +71,7 @@ function hop(f: string, h: WireHop, fam: Family): Hop {
 }
 
 /** One route of the request in the model (the checks that need the others come after). */
-export function routeFromWire(f: string, r: WireRoute): Route {
+function routeFromWire(f: string, r: WireRoute): Route {
   const type = ROUTE_TYPE_NAMES[r.type];
   if (type === undefined) throw invalid(`${f}.type`, r.type, "is not a route type (0-9)");
   const hopGateways = r.hops.map((h) => h.gateway);
@@ -168,7 +168,7 @@ export function routeFromWire(f: string, r: WireRoute): Route {
 }
 
 /** One nexthop object of the request in the model. */
-export function nexthopFromWire(f: string, n: WireNexthop): Nexthop {
+function nexthopFromWire(f: string, n: WireNexthop): Nexthop {
   if (n.id === 0) throw invalid(`${f}.id`, n.id, "is not a nexthop id (1-4294967295)");
   bounded(`${f}.group`, n.group, ROUTE_LIMITS.groupMembers);
   const isGroup = n.group.length > 0;
