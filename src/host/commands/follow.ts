@@ -11,8 +11,8 @@ import { DEFAULT_ROOTS, Follower } from "../follow/follower";
 import { parseStatusAddr, type StatusServer, serveStatus } from "../follow/status-server";
 import { type Command, parseFlags, UsageError } from "./common";
 
-export const STOP_GRACE_MS = 4000;
-export const STOP_DEADLINE_MS = 4800;
+const STOP_GRACE_MS = 4000;
+const STOP_DEADLINE_MS = 4800;
 
 const HELP = `usage: netagentctl follow [--kata-root DIR]... [--status-addr ADDR] [--json]
                           [--monitor all-nsid|per-netns] [--timeout S]

@@ -11,7 +11,7 @@ import { routeGet } from "./route-get";
 import { sync } from "./sync";
 import { addNeighbors, updateInterface, updateRoutes } from "./update";
 
-export const COMMANDS: readonly Command[] = [
+const COMMANDS: readonly Command[] = [
   check,
   version,
   call,

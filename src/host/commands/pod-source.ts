@@ -25,7 +25,7 @@ export interface PodSource {
 }
 
 /** A failure of this host's own ip or sysctl while reading the pod. */
-export class PodReadError extends Error {
+class PodReadError extends Error {
   override readonly name = "PodReadError";
 }
 

@@ -12,7 +12,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
-export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
+const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
 /** Why an input cannot be read; the caller reports it as a usage error (exit 2). */
 export class InputError extends Error {}

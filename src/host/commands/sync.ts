@@ -14,7 +14,7 @@ import { POD_SOURCE_HELP, podSource } from "./pod-source";
 import { runWatch, WATCH_HELP } from "./sync-watch";
 
 /** The exit code of a sync through Apply that left something of the pod out. */
-export const INCOMPLETE = 4;
+const INCOMPLETE = 4;
 
 const HELP = `usage: netagentctl sync (--netns NAME|PATH | --cni-result FILE) [--addr ADDR]
                         [--attempts N] [--dry-run] [--json]

@@ -47,7 +47,7 @@ function carrierByName(read: CompleteRead): Map<string, boolean> {
 }
 
 /** Carrier of each side's links by name; absent: not known (nothing is carrier's). */
-export interface Carriers {
+interface Carriers {
   pod: ReadonlyMap<string, boolean>;
   guest: ReadonlyMap<string, boolean>;
 }
@@ -117,11 +117,7 @@ function pairBy(p: Obj[], g: Obj[], key: (o: Obj) => string, out: Finding[]): [O
   return [restP, g.filter((o) => !taken.has(o))];
 }
 
-export function compareNormalised(
-  pod: Normalised,
-  guest: Normalised,
-  carrier?: Carriers,
-): Finding[] {
+function compareNormalised(pod: Normalised, guest: Normalised, carrier?: Carriers): Finding[] {
   const out: Finding[] = [];
   const kinds = [...new Set([...pod.objects, ...guest.objects].map((o) => o.kind))];
   for (const kind of kinds) {

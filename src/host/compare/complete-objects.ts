@@ -101,7 +101,7 @@ function dropFlags(o: Json, flags: readonly string[]): Json {
 }
 
 /** A link's identity: its MAC when it has one (an ether link), else its name. */
-export function linkKey(l: Json): string {
+function linkKey(l: Json): string {
   const mac = typeof l.address === "string" ? l.address.toLowerCase() : "";
   if (l.link_type === "ether" && mac !== "" && mac !== "00:00:00:00:00:00") return `mac ${mac}`;
   return `name ${String(l.ifname)}`;

@@ -134,7 +134,7 @@ export function lockedMetrics(line: string): string[] {
  * text listing's lines by position (one line per route, multipath hops on
  * indented lines below it). Throws RoutesMovedError when the two disagree.
  */
-export function withLocks(side: string, family: string, routes: Json[], text: string): Json[] {
+function withLocks(side: string, family: string, routes: Json[], text: string): Json[] {
   const lines = text.split("\n").filter((l) => l.trim() !== "" && !/^\s/.test(l));
   const same =
     lines.length === routes.length &&
@@ -151,7 +151,7 @@ export function withLocks(side: string, family: string, routes: Json[], text: st
 }
 
 /** Sysctl files within the bounds; a path is [A-Za-z0-9_.:@-] parts joined by "/", never "." or "..". */
-export function checkSysctls(
+function checkSysctls(
   side: string,
   what: string,
   entries: Iterable<readonly [string, string]>,

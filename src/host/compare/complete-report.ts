@@ -13,7 +13,7 @@ import { decisionWords } from "./lookup-compare";
 import { MIRROR_DIFFERENCES } from "./mirror-differences";
 import { type UsableWait, waitedWords } from "./usable-addresses";
 
-export interface ProbeResult {
+interface ProbeResult {
   lookup: string;
   pod: Decision;
   guest: Decision;

@@ -26,7 +26,7 @@ import { isKernelLinkLocal } from "./mirror-differences";
 /** The longest wait for the guest's addresses to leave duplicate address detection. */
 export const TENTATIVE_WAIT_MS = 3_000;
 /** Between two reads of both sides' addresses while waiting. */
-export const TENTATIVE_POLL_MS = 50;
+const TENTATIVE_POLL_MS = 50;
 
 /** A guest address tentative where the pod's is not; or, while waiting, either side's address in detection. */
 export interface Unusable {
@@ -174,7 +174,7 @@ export async function waitUntilUsable(
 }
 
 /** "fe80::1/64 on eth0", with "and" between the last two. */
-export function unusableWords(list: readonly Unusable[]): string {
+function unusableWords(list: readonly Unusable[]): string {
   const words = list.map((u) => `${u.address} on ${u.link}${u.dadFailed ? " (DAD failed)" : ""}`);
   return words.length < 2
     ? (words[0] ?? "")

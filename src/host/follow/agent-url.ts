@@ -10,9 +10,9 @@
 import { parseAddress } from "../../transport/address";
 
 /** Bytes of an /agent-url answer's body read at most (an address is under 200). */
-export const AGENT_URL_CAP = 4096;
+const AGENT_URL_CAP = 4096;
 /** The whole exchange, connect to last byte. */
-export const AGENT_URL_TIMEOUT_MS = 2000;
+const AGENT_URL_TIMEOUT_MS = 2000;
 
 /** The shim's answer was not an address we can use: why. */
 export class AgentUrlError extends Error {}

@@ -13,7 +13,7 @@ export type SandboxState = "waiting" | "syncing" | "equal" | "failed";
 export const SANDBOX_STATES: readonly SandboxState[] = ["waiting", "syncing", "equal", "failed"];
 
 /** A sandbox's own events: found (waiting), its ends known (syncing), failed, dropped. */
-export type LifeEvent = {
+type LifeEvent = {
   event: "sandbox";
   at: string;
   /** "dropped": it went away (directory or netns removed); everything started for it stopped. */
@@ -27,12 +27,12 @@ export type NodeEvent = { event: "follow"; at: string; detail: string };
 export type FollowEvent = { sandbox: string } & (WatchEvent | LifeEvent);
 
 /** One JSON object, one line. */
-export function renderFollowJson(e: FollowEvent | NodeEvent): string {
+function renderFollowJson(e: FollowEvent | NodeEvent): string {
   return `${terminalSafe(JSON.stringify(e))}\n`;
 }
 
 /** One line of text: the sandbox id, then the event as `sync --watch` says it. */
-export function renderFollowText(e: FollowEvent | NodeEvent): string {
+function renderFollowText(e: FollowEvent | NodeEvent): string {
   if (e.event === "follow")
     return `${escapeControls(`${e.at.slice(11, 23)} follow: ${e.detail}`)}\n`;
   const { sandbox, ...event } = e;

@@ -21,22 +21,22 @@ import { type RootListing, RootWatcher } from "./root-watch";
 import { Sandbox, type SandboxView } from "./sandbox";
 
 export const DEFAULT_ROOTS: readonly string[] = ["/run/vc/sbs", "/run/kata"];
-export const POD_READS_AT_ONCE = 4;
+const POD_READS_AT_ONCE = 4;
 /** Complete comparisons (the check that makes a sandbox `equal`) at once, apart from sync reads. */
-export const CHECKS_AT_ONCE = 2;
+const CHECKS_AT_ONCE = 2;
 /**
  * A full garbage collection this long after the last sandbox event: a
  * burst of syncs leaves its reads' garbage behind, and an idle follower
  * should hold only what it keeps (measured in bench/README.md).
  */
-export const QUIET_GC_MS = 1500;
+const QUIET_GC_MS = 1500;
 
 /**
  * The follower's retry: as `sync --watch`'s, but the backoff stops growing
  * at 1 s, so an agent back from a restart is re-synced about 1 s after its
  * first answer at most (a dead guest costs one connect attempt a second).
  */
-export const FOLLOW_RESYNC: ResyncConfig = { ...RESYNC_DEFAULTS, backoffMaxMs: 1000 };
+const FOLLOW_RESYNC: ResyncConfig = { ...RESYNC_DEFAULTS, backoffMaxMs: 1000 };
 
 export interface FollowOptions {
   roots: readonly string[];

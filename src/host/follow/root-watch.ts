@@ -15,11 +15,11 @@ import { existsSync, type FSWatcher, readdirSync, realpathSync, statSync, watch 
 import { dirname, join } from "node:path";
 import { isWithin } from "./sandbox-files";
 
-export const SCAN_DEBOUNCE_MS = 20;
-export const MAX_SANDBOXES = 1024;
+const SCAN_DEBOUNCE_MS = 20;
+const MAX_SANDBOXES = 1024;
 
 /** One sandbox entry of a root: its directory, or why it is refused. */
-export interface RootEntry {
+interface RootEntry {
   dir: string;
   refused?: string;
 }
@@ -31,7 +31,7 @@ export interface RootListing {
 }
 
 /** Reads a root's entries now. */
-export function scanRoot(root: string, warn: (m: string) => void): RootListing {
+function scanRoot(root: string, warn: (m: string) => void): RootListing {
   let real: string;
   try {
     real = realpathSync(root);

@@ -15,7 +15,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 
 /** At most this many bytes of persist.json or state.json are read (Kata's are a few KiB). */
-export const FILE_CAP = 1 << 20;
+const FILE_CAP = 1 << 20;
 
 /** What one read of a state file gave. */
 export type FileRead =

@@ -34,9 +34,9 @@ export type Resolution =
   | { kind: "failed"; why: string }
   | { kind: "ready"; netns: string; addr: string; addrFrom: string };
 
-export const SHIM_SOCKET = "shim-monitor.sock";
-export const PERSIST_FILE = "persist.json";
-export const RS_STATE_FILE = "state.json";
+const SHIM_SOCKET = "shim-monitor.sock";
+const PERSIST_FILE = "persist.json";
+const RS_STATE_FILE = "state.json";
 
 /** The facts of one state file, or the resolution that stops here. */
 function factsOf(

@@ -30,7 +30,7 @@ import type { NodeMonitor, Subscription } from "./node-monitor";
 import { podNetns, type Resolution, resolveSandbox } from "./sandbox-resolve";
 
 /** A state file that does not parse for this long after its first failed read fails the sandbox. */
-export const UNPARSED_LIMIT_MS = 3000;
+const UNPARSED_LIMIT_MS = 3000;
 
 /** What /sandboxes says of a sandbox. */
 export interface SandboxView {

@@ -16,7 +16,7 @@ const latin1 = (data: Uint8Array) => Buffer.from(data).toString("latin1");
 const FAMILIES: readonly IpFamily[] = [4, 6];
 
 /** Runners for one backend: iptables-nft-save or iptables-legacy-save in `netns`. */
-export function backendRunner(netns: string, backend: "nft" | "legacy"): IptablesRunner {
+function backendRunner(netns: string, backend: "nft" | "legacy"): IptablesRunner {
   return new IptablesRunner({
     netns,
     binaries: {

@@ -35,7 +35,7 @@ export interface SyncRequests {
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 
 /** The Interface request for one link: every address, MTU, MAC, NOARP only of the raw flags. */
-export function interfaceRequest(link: Link): Interface {
+function interfaceRequest(link: Link): Interface {
   return create(InterfaceSchema, {
     device: link.name,
     name: link.name,
@@ -49,7 +49,7 @@ export function interfaceRequest(link: Link): Interface {
 }
 
 /** A route as the runtime sends it: default as "", host routes as a /32 or /128 CIDR. */
-export function routeRequest(r: Route): ProtoRoute {
+function routeRequest(r: Route): ProtoRoute {
   const route = routeToProto(r);
   if (r.dst === defaultDst(r.family)) route.dest = "";
   return route;

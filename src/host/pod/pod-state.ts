@@ -16,7 +16,7 @@ import { commandArgv } from "../../process/command";
 import { runProcess } from "../../process/run-process";
 
 /** Keys whose default the kernel sizes by the machine's memory: a guest's differ by design. */
-export const MEMORY_SIZED = new Set([
+const MEMORY_SIZED = new Set([
   "net.ipv4.tcp_rmem",
   "net.ipv4.tcp_wmem",
   "net.ipv4.tcp_max_syn_backlog",
@@ -30,7 +30,7 @@ export interface PodFullState extends Omit<FullState, "sysctls"> {
 }
 
 /** Parses `sysctl -a` output ("key = value" lines). */
-export function parseSysctlDump(text: string): Map<string, string> {
+function parseSysctlDump(text: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const line of text.split("\n")) {
     const i = line.indexOf(" = ");
@@ -62,7 +62,7 @@ async function runText(argv: string[], netns?: string): Promise<string> {
 const DUMP = ["sysctl", "-a", "-r", "^net\\."];
 
 /** The net.* sysctls of a namespace (a name under /run/netns or a path). */
-export async function readNetnsSysctls(netns: string): Promise<Map<string, string>> {
+async function readNetnsSysctls(netns: string): Promise<Map<string, string>> {
   return parseSysctlDump(await runText(DUMP, netns));
 }
 
@@ -102,7 +102,7 @@ const IPV6_MTU = "net.ipv6.conf.*.mtu";
  * only where it is not the link's MTU (`linkMtus`): then the pod set it
  * apart, and Apply writes it after the link's MTU.
  */
-export function nonDefaultSysctls(
+function nonDefaultSysctls(
   values: ReadonlyMap<string, string>,
   fresh: ReadonlyMap<string, string>,
   ifaces: readonly string[],

@@ -35,7 +35,7 @@ export async function probeNetwork(
  * guest has away from this host's default where the pod has the default,
  * that default (so a setting the pod dropped leaves the guest too).
  */
-export function sysctlsToSend(
+function sysctlsToSend(
   pod: PodFullState,
   guest: State,
   fresh: ReadonlyMap<string, string>,

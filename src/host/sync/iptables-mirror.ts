@@ -12,7 +12,7 @@ import { hasRules, normaliseRules, splitTables } from "../../net/iptables/iptabl
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import type { Rules } from "../pod/iptables-pod";
 
-export const FAMILIES: readonly IpFamily[] = [4, 6];
+const FAMILIES: readonly IpFamily[] = [4, 6];
 
 const latin1 = (data: Uint8Array) => Buffer.from(data).toString("latin1");
 
@@ -100,7 +100,7 @@ export async function mirrorRules(
 }
 
 /** One line of a rules comparison: "=" both, "<" pod only, ">" guest only. */
-export interface RuleRow {
+interface RuleRow {
   mark: "=" | "<" | ">";
   family: IpFamily;
   line: string;

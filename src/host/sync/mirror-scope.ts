@@ -45,7 +45,7 @@ import {
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 
 /** Whether the guest can have a twin of this link: it has an Ethernet MAC. */
-export function hasMac(mac: string): boolean {
+function hasMac(mac: string): boolean {
   return MAC.test(mac) && mac !== "00:00:00:00:00:00";
 }
 

@@ -28,7 +28,7 @@ export interface PodState {
   full?: PodFullState;
 }
 
-export interface OnceReport {
+interface OnceReport {
   sync: SyncReport;
   rules: MirrorReport | { skipped: string };
 }
@@ -129,7 +129,7 @@ export async function syncPod(
 }
 
 /** Drives the agent with `pod`: the Kata sequence, then the packet filter. Throws the first failure. */
-export async function syncOnce(
+async function syncOnce(
   client: AgentClient,
   pod: PodState,
   options: SyncOptions,

@@ -8,10 +8,8 @@
  */
 import type { GuestConsole } from "./guest-console";
 
-/** SeaBIOS's last words before it jumps into the kernel's loader ROM. */
-export const HANDOVER = "Booting from ROM";
-
-// The hand-over line, then (after its dots and any blank space) anything:
+// SeaBIOS's hand-over line (its last words before it jumps into the
+// kernel's loader ROM), then (after its dots and any blank space) anything:
 // kernel messages when not quiet, else init's first line. A console with no
 // hand-over line at all (another firmware) counts init's first line.
 const HANDED_OVER = /Booting from ROM|(^|\n)init: /;

@@ -38,7 +38,7 @@ export interface GuestConfig {
 }
 
 export const SERIAL_PORT_NAME = "agent.channel.0";
-export const VSOCK_PORT = 1024;
+const VSOCK_PORT = 1024;
 
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i;
 
@@ -52,7 +52,7 @@ export function checkMac(mac: string): string {
 }
 
 /** The address the agent listens on inside the guest. */
-export function guestListenAddress(config: GuestConfig): string {
+function guestListenAddress(config: GuestConfig): string {
   return config.channel.kind === "serial"
     ? `serial://${SERIAL_PORT_NAME}`
     : `vsock://-1:${VSOCK_PORT}`;

@@ -24,7 +24,7 @@ function inode(path: string): string | undefined {
 }
 
 /** The PID in a /proc/PID/... path, else undefined. */
-export function procPid(path: string): number | undefined {
+function procPid(path: string): number | undefined {
   const m = /^\/proc\/(\d+)\//.exec(path);
   return m ? Number(m[1]) : undefined;
 }

@@ -57,7 +57,7 @@ export function monitorLineKind(line: string): MonitorKind | null {
  * The monitor for a pod namespace given as a name under /run/netns (iproute2's
  * own `-n`) or a path (entered with nsenter: `-n` takes names only).
  */
-export function monitorCommand(netns: string, binary = "ip"): Command {
+function monitorCommand(netns: string, binary = "ip"): Command {
   const args = ["monitor", "label", "link", "address", "route", "rule", "neigh"];
   return netns.startsWith("/")
     ? { argv: [binary, ...args], netns }
@@ -69,7 +69,7 @@ export function monitorCommand(netns: string, binary = "ip"): Command {
  * multicast groups: i.e. the monitor is listening. Its socket inodes (from
  * /proc/PID/fd) are looked up in /proc/PID/net/netlink, its namespace's table.
  */
-export function netlinkListening(pid: number, protocol = 0): boolean {
+function netlinkListening(pid: number, protocol = 0): boolean {
   let text: string;
   const inodes = new Set<string>();
   try {

@@ -65,7 +65,7 @@ export interface PodSyncOptions {
  * refusing the pod's state (INVALID_ARGUMENT, PERMISSION_DENIED, ...) waits
  * for the pod to change.
  */
-export function isRetryable(thrown: unknown): boolean {
+function isRetryable(thrown: unknown): boolean {
   const err = withStatus(thrown);
   if (!(err instanceof TtrpcError)) return true;
   return [

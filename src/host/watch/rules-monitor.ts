@@ -12,7 +12,7 @@
 import type { MonitorKind, MonitorTool } from "./pod-monitor";
 
 /** Pure: a NEWGEN line closes one nftables transaction. */
-export function xtablesLineKind(line: string): MonitorKind | null {
+function xtablesLineKind(line: string): MonitorKind | null {
   return line.startsWith("NEWGEN:") ? "filter" : null;
 }
 

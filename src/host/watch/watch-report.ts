@@ -27,7 +27,7 @@ export interface RequestChanges {
 }
 
 /** A stable text of anything a sync reads (protobuf messages with bigints included). */
-export function requestsKey(r: unknown): string {
+function requestsKey(r: unknown): string {
   return JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
 }
 
