@@ -1,17 +1,17 @@
 /**
  * Real pod shapes synced under their own generated policies: the CNI chain
  * ptp + tuning + sbr (rules and a table of their own, sysctls, MTU 1400)
- * and Calico's dual-stack shape (/32 and /128 addresses, a link route to
- * 169.254.1.1, the IPv6 default via the peer's link-local address). For
- * each: `netagentctl policy --netns` writes the policy, a guest agent runs
- * under it, `sync` (Apply) and `diff` say EQUAL; then the same policy
- * refuses one more route the pod does not have (sbr's pod has its routes
- * in table 100 and none in main: there by its table).
+ * and Calico's dual-stack shape (calico-pod.ts: /32 and /128 addresses, a
+ * link route to 169.254.1.1, the IPv6 default via the peer's link-local
+ * address). For each: `netagentctl policy --netns` writes the policy, a
+ * guest agent runs under it, `sync` (Apply) and `diff` say EQUAL; then
+ * the same policy refuses one more route the pod does not have (sbr's pod
+ * has its routes in table 100 and none in main: there by its table).
  */
 import { writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { Netns } from "../helpers/netns";
-import { waitFor } from "../helpers/wait";
+import type { Netns } from "../helpers/netns";
+import { CalicoPod } from "./calico-pod";
 import { ctl, Guest, tempDir } from "./helpers";
 import { ChainPod, ptpTuningSbr } from "./state-helpers";
 
@@ -57,55 +57,14 @@ describe("real pods under their generated policies", () => {
   });
 
   it("Calico's dual-stack shape", async () => {
-    const host = await Netns.create("nh36h");
-    const pod = await Netns.create("nh36p");
+    const calico = await CalicoPod.create("02:00:00:0a:36:0b");
     let guest: Guest | undefined;
     try {
-      const mac = "02:00:00:0a:36:0b";
-      await host.ip(
-        "link",
-        "add",
-        "cali0",
-        "address",
-        "ee:ee:ee:ee:ee:ee",
-        "type",
-        "veth",
-        "peer",
-        "name",
-        "eth0",
-        "netns",
-        pod.name,
-      );
-      await pod.ip("link", "set", "eth0", "address", mac);
-      await host.ip("link", "set", "cali0", "up");
-      await pod.ip("link", "set", "eth0", "up");
-      await pod.ip("addr", "add", "10.65.0.11/32", "dev", "eth0");
-      await pod.ip("addr", "add", "fd00:10:65::11/128", "dev", "eth0", "nodad");
-      await pod.ip("route", "add", "169.254.1.1", "dev", "eth0", "scope", "link");
-      await pod.ip("route", "add", "default", "via", "169.254.1.1", "dev", "eth0");
-      await pod.ip(
-        "-6",
-        "route",
-        "add",
-        "default",
-        "via",
-        "fe80::ecee:eeff:feee:eeee",
-        "dev",
-        "eth0",
-      );
-      await waitFor(
-        async () => {
-          const [l] = await pod.json<{ addr_info: { local: string }[] }[]>("addr", "show", "eth0");
-          return l?.addr_info.some((a) => a.local.startsWith("fe80:"));
-        },
-        { what: "the pod's IPv6 link-local address" },
-      );
-      guest = await mirrorUnderPolicy(pod, mac, "calico");
-      await refusesNewRoute(pod, guest, "169.254.1.1");
+      guest = await mirrorUnderPolicy(calico.pod, calico.mac, "calico");
+      await refusesNewRoute(calico.pod, guest, "169.254.1.1");
     } finally {
       await guest?.remove();
-      await pod.remove();
-      await host.remove();
+      await calico.remove();
     }
   });
 });

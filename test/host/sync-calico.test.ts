@@ -1,64 +1,30 @@
 /**
- * The Calico dual-stack pod shape (no CNI plugin needed to make it): eth0
- * with 10.65.0.11/32 and fd00:10:65::11/128, its peer in a private host
- * netns with Calico's MAC ee:ee:ee:ee:ee:ee, IPv4 default via 169.254.1.1
- * (a link route) and IPv6 default via the peer's link-local address. After
+ * The Calico dual-stack pod shape (calico-pod.ts: eth0 with 10.65.0.11/32
+ * and fd00:10:65::11/128, IPv4 default via 169.254.1.1 as a link route,
+ * IPv6 default via the Calico peer's link-local address). After
  * sync, diff must say EQUAL: the guest's kernel route for the /128 is the
  * kernel's, not a difference.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Netns } from "../helpers/netns";
-import { waitFor } from "../helpers/wait";
+import type { Netns } from "../helpers/netns";
+import { CalicoPod } from "./calico-pod";
 import { ctl, Guest } from "./helpers";
 
-const CALICO_MAC = "ee:ee:ee:ee:ee:ee";
-const CALICO_LL = "fe80::ecee:eeff:feee:eeee";
 const POD_MAC = "02:00:00:0a:41:0b";
 
 describe("sync and diff of a Calico dual-stack pod", () => {
-  let host: Netns;
+  let calico: CalicoPod;
   let pod: Netns;
   let guest: Guest;
 
   beforeAll(async () => {
-    host = await Netns.create("nh10h");
-    pod = await Netns.create("nh10p");
-    await host.ip(
-      "link",
-      "add",
-      "cali0",
-      "address",
-      CALICO_MAC,
-      "type",
-      "veth",
-      "peer",
-      "name",
-      "eth0",
-      "netns",
-      pod.name,
-    );
-    await pod.ip("link", "set", "eth0", "address", POD_MAC);
-    await host.ip("link", "set", "cali0", "up");
-    await pod.ip("link", "set", "eth0", "up");
-    await pod.ip("addr", "add", "10.65.0.11/32", "dev", "eth0");
-    await pod.ip("addr", "add", "fd00:10:65::11/128", "dev", "eth0", "nodad");
-    await pod.ip("route", "add", "169.254.1.1", "dev", "eth0", "scope", "link");
-    await pod.ip("route", "add", "default", "via", "169.254.1.1", "dev", "eth0");
-    await pod.ip("-6", "route", "add", "default", "via", CALICO_LL, "dev", "eth0");
-    // sync copies the pod's own link-local address, which comes with carrier.
-    await waitFor(
-      async () => {
-        const [l] = await pod.json<{ addr_info: { local: string }[] }[]>("addr", "show", "eth0");
-        return l?.addr_info.some((a) => a.local.startsWith("fe80:"));
-      },
-      { what: "the pod's IPv6 link-local address" },
-    );
+    calico = await CalicoPod.create(POD_MAC);
+    pod = calico.pod;
     guest = await Guest.create(POD_MAC);
   });
   afterAll(async () => {
     await guest?.remove();
-    await pod?.remove();
-    await host?.remove();
+    await calico?.remove();
   });
 
   it("diff says EQUAL after sync (the /128's kernel route is not guest-only)", async () => {
