@@ -78,7 +78,7 @@ export interface ApplyRun {
   signal?: AbortSignal;
 }
 
-export interface LeftOut {
+interface LeftOut {
   field: string;
   reason: string;
 }
