@@ -1,6 +1,7 @@
 /**
  * The compiled agent (dist/netagent, from `npm run build`) started on a
- * unix socket in a temporary directory.
+ * unix socket in a temporary directory, or on a fixed socket path a test
+ * restarts it at.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -170,4 +171,38 @@ export async function startAgent(
       }
     },
   };
+}
+
+export interface AgentAtOptions {
+  /** --log-level (default info; debug logs every call, for tests that count them). */
+  logLevel?: "debug" | "info";
+  /** More flags (e.g. --policy FILE). */
+  args?: readonly string[];
+}
+
+/**
+ * dist/netagent in `ns` on the fixed socket path `socket`, so a test can
+ * stop it and start another where its callers look. Its state directory is
+ * `SOCKET.state`, beside the socket: kept across such restarts as a
+ * guest's /run is, and no test shares the machine's /run/netagent.
+ * Back once it answers Check; throws if it exits first.
+ */
+export async function agentAt(
+  ns: { name: string },
+  socket: string,
+  options: AgentAtOptions = {},
+): Promise<Child> {
+  const binary = requireAgentBinary();
+  const child = start("ip", [
+    ...["netns", "exec", ns.name, binary, "--listen", `unix://${socket}`],
+    ...["--log-level", options.logLevel ?? "info"],
+    ...(takesStateDir(binary) ? ["--state-dir", `${socket}.state`] : []),
+    ...(options.args ?? []),
+  ]);
+  await waitForSocket(child, socket);
+  await waitFor(async () => !child.running || (await answersCheck(socket)), {
+    what: `${socket} answering`,
+  });
+  if (!child.running) throw new Error(`netagent exited: ${child.stderr}`);
+  return child;
 }

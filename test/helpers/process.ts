@@ -75,6 +75,16 @@ export class Child {
   }
 }
 
+/** Calls `each` with every complete, non-blank line `child` writes to stdout, as it comes. */
+export function onStdoutLines(child: Child, each: (line: string) => void): void {
+  let rest = "";
+  child.proc.stdout?.on("data", (s: string) => {
+    const lines = (rest + s).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) if (line.trim()) each(line);
+  });
+}
+
 /** Whether a process with this PID exists (signal 0: nothing is sent). */
 export function pidAlive(pid: number): boolean {
   try {

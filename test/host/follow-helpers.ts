@@ -2,15 +2,15 @@
  * What the `follow` tests and bench share: the follower as a child process
  * (dist/netagentctl follow, run inside a namespace of the test's own so the
  * nsids it gives pod namespaces go into that namespace's table, never the
- * machine's), its JSON lines, its /sandboxes over a unix socket; an agent
- * on a fixed socket path whose calls are logged (so Apply calls are counted
- * from the agent's own log, independently of the follower).
+ * machine's), its JSON lines, its /sandboxes over a unix socket; the calls
+ * an agent logged (test/helpers/agent.ts agentAt at log level debug), so
+ * Apply calls are counted from the agent's own log, independently of the
+ * follower.
  */
 import { fileURLToPath } from "node:url";
 import type { SandboxView } from "../../src/host/follow/sandbox";
-import { answersCheck, NETAGENT } from "../helpers/agent";
 import type { Netns } from "../helpers/netns";
-import { type Child, start, waitForSocket } from "../helpers/process";
+import { type Child, onStdoutLines, start, waitForSocket } from "../helpers/process";
 import { waitFor } from "../helpers/wait";
 import { NETAGENTCTL } from "./helpers";
 
@@ -21,12 +21,7 @@ export class FollowerProc {
     readonly child: Child,
     readonly status: string,
   ) {
-    let rest = "";
-    child.proc.stdout?.on("data", (s: string) => {
-      const lines = (rest + s).split("\n");
-      rest = lines.pop() ?? "";
-      for (const line of lines) if (line.trim()) this.events.push(JSON.parse(line));
-    });
+    onStdoutLines(child, (line) => this.events.push(JSON.parse(line)));
   }
 
   /** Starts `netagentctl --json follow` in `ns` over `roots`, status on the unix socket `status`. */
@@ -90,31 +85,6 @@ export class FollowerProc {
   about(id: string): Record<string, unknown>[] {
     return this.events.filter((e) => e.sandbox === id);
   }
-}
-
-/** dist/netagent in `ns` on a fixed socket, logging every call (debug), so it can be restarted. */
-export async function loggingAgent(
-  ns: Netns,
-  socket: string,
-  extra: string[] = [],
-): Promise<Child> {
-  const child = start("ip", [
-    "netns",
-    "exec",
-    ns.name,
-    NETAGENT,
-    "--listen",
-    `unix://${socket}`,
-    "--log-level",
-    "debug",
-    ...extra,
-  ]);
-  await waitForSocket(child, socket);
-  await waitFor(async () => !child.running || (await answersCheck(socket)), {
-    what: `${socket} answering`,
-  });
-  if (!child.running) throw new Error(`netagent exited: ${child.stderr}`);
-  return child;
 }
 
 /** Calls of `method` the agent logged (its own count, not the follower's); `failed`: those it refused. */

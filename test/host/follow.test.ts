@@ -16,8 +16,9 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentAt } from "../helpers/agent";
 import { type Child, pidAlive, processName, processTree, run } from "../helpers/process";
-import { callsLogged, FollowerProc, loggingAgent } from "./follow-helpers";
+import { callsLogged, FollowerProc } from "./follow-helpers";
 import { Guest, NETAGENTCTL, Netns, PtpPod, tempDir, waitFor } from "./helpers";
 import {
   goPersist,
@@ -51,7 +52,7 @@ async function side(subnet: string, dir: string, name: string, policy = false): 
     writeFileSync(join(dir, `${name}-policy.json`), r.stdout);
     extra.push("--policy", join(dir, `${name}-policy.json`));
   }
-  const agent = await loggingAgent(guest.ns, socket, extra);
+  const agent = await agentAt(guest.ns, socket, { logLevel: "debug", args: extra });
   return { pod, guest, agent, socket, mac };
 }
 
@@ -322,7 +323,7 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     expect(name).toBeDefined();
     await a.guest.ns.ip("addr", "flush", "dev", name as string, "scope", "global");
     expect(await equalNow(a)).toBe(false);
-    a.agent = await loggingAgent(a.guest.ns, a.socket);
+    a.agent = await agentAt(a.guest.ns, a.socket, { logLevel: "debug" });
     const answered = performance.now();
     await waitFor(() => equalNow(a), { what: "guest a equal again", timeoutMs: 20_000 });
     expect(performance.now() - answered).toBeLessThan(3000);

@@ -12,17 +12,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WatchEvent } from "../../src/host/watch/watch-output";
+import { agentAt } from "../helpers/agent";
 import { rulesIn } from "../helpers/iptables";
 import { type Child, run } from "../helpers/process";
 import { ctl, Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
-import {
-  addPodNic,
-  addressesOf,
-  agentAt,
-  cpuTicks,
-  guestEqualsPod,
-  Watcher,
-} from "./watch-helpers";
+import { addPodNic, addressesOf, cpuTicks, guestEqualsPod, Watcher } from "./watch-helpers";
 
 type Resync = Extract<WatchEvent, { event: "resync" }>;
 const isResync = (e: WatchEvent): e is Resync => e.event === "resync";

@@ -1,14 +1,14 @@
 /**
  * What the `sync --watch` tests and bench share: the watcher as a child
- * process whose `--json` lines are parsed as they come, an agent on a
- * socket path that survives restarts, a pod NIC with its guest twin, and
- * the CPU ticks a process (and its children) used, from /proc.
+ * process whose `--json` lines are parsed as they come, a pod NIC with its
+ * guest twin, and the CPU ticks a process (and its children) used, from
+ * /proc. (Their agent on a socket path that survives restarts:
+ * test/helpers/agent.ts agentAt.)
  */
 import { readdirSync, readFileSync } from "node:fs";
 import type { WatchEvent } from "../../src/host/watch/watch-output";
-import { answersCheck, NETAGENT } from "../helpers/agent";
 import type { Netns } from "../helpers/netns";
-import { type Child, start, waitForSocket } from "../helpers/process";
+import { type Child, onStdoutLines, start } from "../helpers/process";
 import { waitFor } from "../helpers/wait";
 import { NETAGENTCTL, userRoutes } from "./helpers";
 
@@ -18,12 +18,7 @@ export class Watcher {
   private seen = 0;
 
   private constructor(readonly child: Child) {
-    let rest = "";
-    child.proc.stdout?.on("data", (s: string) => {
-      const lines = (rest + s).split("\n");
-      rest = lines.pop() ?? "";
-      for (const line of lines) if (line.trim()) this.events.push(JSON.parse(line) as WatchEvent);
-    });
+    onStdoutLines(child, (line) => this.events.push(JSON.parse(line) as WatchEvent));
   }
 
   static async start(
@@ -78,27 +73,6 @@ export class Watcher {
       { event: "resync" }
     >[];
   }
-}
-
-/** dist/netagent in `ns` listening on a fixed socket path, so it can be stopped and started again. */
-export async function agentAt(ns: Netns, socket: string): Promise<Child> {
-  const child = start("ip", [
-    "netns",
-    "exec",
-    ns.name,
-    NETAGENT,
-    "--listen",
-    `unix://${socket}`,
-    // info: the hot-plug test waits for the agent's "waiting for a hot-plugged link".
-    "--log-level",
-    "info",
-  ]);
-  await waitForSocket(child, socket);
-  await waitFor(async () => !child.running || (await answersCheck(socket)), {
-    what: `${socket} answering`,
-  });
-  if (!child.running) throw new Error(`netagent exited: ${child.stderr}`);
-  return child;
 }
 
 /** A pod NIC `name` with `mac` whose peer is in `host`; up. */
