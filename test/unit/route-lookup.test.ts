@@ -1,6 +1,7 @@
 /**
  * A routing lookup's checks and words (src/net/iproute/route-lookup.ts), the
- * agent's RouteGet validation over them (src/agent/services/lookup-service.ts), and
+ * agent's RouteGet validation over them (src/agent/services/lookup-service.ts),
+ * route-get's arguments, IP protocol names (route-get's and a rule's), and
  * the probes diff draws from a pod (src/host/compare/probes.ts).
  */
 import { describe, expect, it } from "vitest";
@@ -14,6 +15,7 @@ import {
   lookupWords,
   MAX_LOOKUPS,
 } from "../../src/net/iproute/route-lookup";
+import { parseRules } from "../../src/net/plan/rules";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
 import { emptyRead } from "./complete-helpers";
 
@@ -116,6 +118,10 @@ describe("route-get's arguments", () => {
     [["--netns", "p", "10.1.2.3", "tos"], /tos needs a value/],
     [["--netns", "p", "10.1.2.3", "sport", "99999"], /sport 99999 is out of range/],
     [["--netns", "p", "10.1.2.3", "ipproto", "bogus"], /ipproto "bogus": not a number/],
+    // Names are the table's own, not what every object inherits.
+    [["--netns", "p", "10.1.2.3", "ipproto", "toString"], /ipproto "toString": not a number/],
+    [["--netns", "p", "10.1.2.3", "ipproto", "constructor"], /ipproto "constructor": not a/],
+    [["--netns", "p", "10.1.2.3", "ipproto", "__proto__"], /ipproto "__proto__": not a number/],
     [["--netns", "p", "10.1.2.3", "oif", "-batch"], /oif "-batch" is not an interface name/],
     [["--netns", "p", "10.1.2.3", "uid", "1", "uid", "2"], /uid given twice/],
     [["--netns", "p", "--batch", "10.1.2.3"], /unknown option --batch/],
@@ -126,6 +132,18 @@ describe("route-get's arguments", () => {
       expect(() => parseRouteGetArgs(args)).toThrow(why);
     });
   }
+});
+
+describe("a rule's ipproto read from ip -j rule", () => {
+  it("is a name of the protocol table's own: an inherited property is no name, kept as `other`", () => {
+    for (const name of ["toString", "constructor", "__proto__"]) {
+      const [r] = parseRules([{ priority: 7, src: "all", ipproto: name, table: "100" }], 4);
+      expect(r?.other, name).toEqual([`ipproto=${JSON.stringify(name)}`]);
+      expect(r?.attrs, name).toBeUndefined();
+    }
+    const [tcp] = parseRules([{ priority: 7, src: "all", ipproto: "tcp", table: "100" }], 4);
+    expect(tcp?.attrs).toEqual([["ipproto", "6"]]);
+  });
 });
 
 describe("drawProbes", () => {

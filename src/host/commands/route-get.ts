@@ -35,7 +35,8 @@ const NUMERIC = ["mark", "ipproto", "sport", "dport", "uid", "tos"] as const;
 const NAMES = ["from", "iif", "oif"] as const;
 
 function number(word: string, value: string): number {
-  if (word === "ipproto" && value in IP_PROTOCOLS) return IP_PROTOCOLS[value] as number;
+  const named = word === "ipproto" ? IP_PROTOCOLS.get(value) : undefined;
+  if (named !== undefined) return named;
   const hex = (word === "mark" || word === "tos") && /^0x[0-9a-f]{1,8}$/i.test(value);
   if (!hex && !/^[0-9]{1,10}$/.test(value)) {
     throw new UsageError(`${word} ${JSON.stringify(value)}: not a number`);

@@ -122,7 +122,7 @@ function ruleProbes(rule: Json, targets: Map<4 | 6, Target[]>, out: LookupSpec[]
   const mark = rule.fwmark === undefined ? undefined : num(rule.fwmark);
   const mask = rule.fwmask === undefined ? 0xffffffff : num(rule.fwmask);
   const proto =
-    rule.ipproto === undefined ? 0 : (IP_PROTOCOLS[String(rule.ipproto)] ?? num(rule.ipproto));
+    rule.ipproto === undefined ? 0 : (IP_PROTOCOLS.get(String(rule.ipproto)) ?? num(rule.ipproto));
   const sport = range(rule.sport);
   const dport = range(rule.dport);
   const uid = rule.uid_start === undefined ? undefined : [num(rule.uid_start), num(rule.uid_end)];

@@ -21,20 +21,26 @@ export interface LookupSpec {
   tos: number;
 }
 
-/** IP protocols by the names iproute2 prints in a rule's `ipproto` and takes in `route get ipproto`. */
-export const IP_PROTOCOLS: Readonly<Record<string, number>> = {
-  icmp: 1,
-  igmp: 2,
-  tcp: 6,
-  udp: 17,
-  dccp: 33,
-  gre: 47,
-  esp: 50,
-  ah: 51,
-  "ipv6-icmp": 58,
-  sctp: 132,
-  udplite: 136,
-};
+/**
+ * IP protocols by the names iproute2 prints in a rule's `ipproto` and takes
+ * in `route get ipproto`. A Map: a name is one of these or none, never a
+ * property every object has (`toString`, `__proto__`).
+ */
+export const IP_PROTOCOLS: ReadonlyMap<string, number> = new Map(
+  Object.entries({
+    icmp: 1,
+    igmp: 2,
+    tcp: 6,
+    udp: 17,
+    dccp: 33,
+    gre: 47,
+    esp: 50,
+    ah: 51,
+    "ipv6-icmp": 58,
+    sctp: 132,
+    udplite: 136,
+  }),
+);
 
 /** Lookups in one RouteGet call, and probes in one `diff --probes`. */
 export const MAX_LOOKUPS = 1000;
