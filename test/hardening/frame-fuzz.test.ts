@@ -1,17 +1,17 @@
 /**
  * Frame fuzzing. In process, against ServerConnection (grpc.Health, as the
- * agent serves it): 200,000+ generated inputs, fast-check frame sequences
- * checked against a model of the expected answers, raw random bytes,
- * truncated headers, lengths up to 2^32-1, every type and flag value, even
- * and repeated stream ids, Data on unary streams, and streams split at every
- * byte. Then a few thousand against dist/netagent over its socket: it never
- * crashes, never grows by the 4 MiB a frame may announce, and answers Check
- * on a fresh connection afterwards.
+ * agent serves it; the inputs: frame-inputs.ts): 200,000+ generated
+ * inputs, fast-check frame sequences checked against a model of the
+ * expected answers, raw random bytes, truncated headers, lengths up to
+ * 2^32-1, every type and flag value, even and repeated stream ids, Data
+ * on unary streams, and streams split at every byte. Then a few thousand
+ * against dist/netagent over its socket: it never crashes, never grows by
+ * the 4 MiB a frame may announce, and answers Check on a fresh connection
+ * afterwards.
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_REGISTRY_OPTIONS } from "../../src/agent/server/registry-options";
-import { healthService } from "../../src/agent/services/health-service";
 import { Health } from "../../src/gen/health_pb";
 import { Code } from "../../src/ttrpc/codes";
 import {
@@ -25,161 +25,21 @@ import {
 import { ServerConnection } from "../../src/ttrpc/server-connection";
 import { ServiceRegistry } from "../../src/ttrpc/service";
 import type { RunningAgent } from "../helpers/agent";
-import { pbDecodeResponse, pbEncodeRequest } from "../helpers/envelope-pbjs";
 import { waitFor } from "../helpers/wait";
 import { startHardenedAgent } from "./agent";
+import {
+  ALLOWED,
+  announce,
+  checkRequest,
+  concat,
+  encode,
+  expectedAnswers,
+  feed,
+  frameArb,
+  harness,
+  tally,
+} from "./frame-inputs";
 import { checkOnFreshConnection, prng, rawConnect, vmRssKiB } from "./raw";
-
-const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS).register(Health, healthService);
-/** Inputs fed in this file, for the report at the end. */
-const tally = { inProcess: 0, agent: 0 };
-
-interface Out {
-  streamId: number;
-  type: number;
-  flags: number;
-  code: number;
-  message: string;
-}
-
-/** A ServerConnection whose every write must be one whole, valid Response frame. */
-function harness() {
-  const out: Out[] = [];
-  const problems: string[] = [];
-  const conn = new ServerConnection({
-    registry,
-    write: (bytes) => {
-      const d = new FrameDecoder();
-      const frames = d.push(bytes);
-      const f = frames[0];
-      if (frames.length !== 1 || d.pending || f?.kind !== "frame") {
-        problems.push(`write of ${bytes.length} bytes is not exactly one frame`);
-        return;
-      }
-      if (f.type !== FrameType.Response || f.flags !== 0) problems.push(`bad answer type/flags`);
-      const res = pbDecodeResponse(f.data);
-      out.push({
-        streamId: f.streamId,
-        type: f.type,
-        flags: f.flags,
-        code: res.status?.code ?? 0,
-        message: res.status?.message ?? "",
-      });
-    },
-  });
-  /** Largest body the decoder has staged: it must never exceed the limit. */
-  const staged = () =>
-    ((conn as unknown as { decoder: { body?: Uint8Array } }).decoder.body?.length ?? 0) as number;
-  return { conn, out, problems, staged };
-}
-
-/** Feeds `chunks`, checking the staging bound after each, and waits for every call. */
-async function feed(h: ReturnType<typeof harness>, chunks: Iterable<Uint8Array>): Promise<void> {
-  for (const c of chunks) {
-    h.conn.receive(c);
-    tally.inProcess++;
-    expect(h.staged()).toBeLessThanOrEqual(MAX_DATA_LENGTH);
-  }
-  await h.conn.drain();
-}
-
-const checkRequest = (timeoutNano = 0) =>
-  pbEncodeRequest({ service: "grpc.Health", method: "Check", timeoutNano });
-
-// ---- generators ----------------------------------------------------------
-
-/** One frame as the fuzzer describes it; `announced` may differ from the body. */
-interface FrameSpec {
-  streamId: number;
-  type: number;
-  flags: number;
-  body: Uint8Array;
-}
-
-const streamIdArb = fc.oneof(
-  fc.integer({ min: 0, max: 20 }),
-  fc.constantFrom(0, 1, 2, 0x7fff_ffff, 0xffff_fffe, 0xffff_ffff),
-  fc.integer({ min: 0, max: 0xffff_ffff }),
-);
-const typeArb = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom(1, 2, 3) },
-  { weight: 1, arbitrary: fc.integer({ min: 0, max: 255 }) },
-);
-const flagsArb = fc.integer({ min: 0, max: 255 });
-const bodyArb = fc
-  .oneof(
-    { weight: 3, arbitrary: fc.constant(checkRequest()) },
-    {
-      weight: 1,
-      arbitrary: fc.record({
-        service: fc.constantFrom("grpc.Health", "grpc.AgentService", "x", ""),
-        method: fc.constantFrom("Check", "Version", "List", "", "check"),
-        timeoutNano: fc.constantFrom(0, 1, 1e9, -1),
-        payload: fc.uint8Array({ maxLength: 40 }),
-      }),
-    },
-    { weight: 2, arbitrary: fc.uint8Array({ maxLength: 60 }) },
-  )
-  .map((b) => (b instanceof Uint8Array ? b : pbEncodeRequest(b)));
-
-const frameArb: fc.Arbitrary<FrameSpec> = fc.record({
-  streamId: streamIdArb,
-  type: typeArb,
-  flags: flagsArb,
-  body: bodyArb,
-});
-
-/** Codes a Request frame may be answered with; never INTERNAL or UNKNOWN. */
-const ALLOWED = new Set([
-  Code.OK,
-  Code.INVALID_ARGUMENT,
-  Code.UNIMPLEMENTED,
-  Code.DEADLINE_EXCEEDED,
-  Code.RESOURCE_EXHAUSTED,
-]);
-
-/** What a server must answer for whole frames `frames`, by Go's rules. */
-function expectedAnswers(frames: readonly FrameSpec[]): { streamId: number; codes: Set<Code> }[] {
-  let last = 0;
-  const want: { streamId: number; codes: Set<Code> }[] = [];
-  for (const f of frames) {
-    if (f.type !== FrameType.Request) continue;
-    if (f.streamId % 2 === 0 || f.streamId <= last) {
-      want.push({ streamId: f.streamId, codes: new Set([Code.INVALID_ARGUMENT]) });
-      continue;
-    }
-    last = f.streamId;
-    want.push({ streamId: f.streamId, codes: ALLOWED });
-  }
-  return want;
-}
-
-function encode(f: FrameSpec): Uint8Array {
-  return encodeFrame(f.streamId, f.type as FrameType, f.flags, f.body);
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
-/** A header announcing `length` bytes, followed by only `tail` of them. */
-function announce(length: number, streamId: number, type: number, flags: number, tail = 0) {
-  const h = new Uint8Array(HEADER_LENGTH + tail);
-  const v = new DataView(h.buffer);
-  v.setUint32(0, length);
-  v.setUint32(4, streamId);
-  h[8] = type;
-  h[9] = flags;
-  return h;
-}
-
-// ---- in process ----------------------------------------------------------
 
 describe("frame fuzzing in process (ServerConnection)", () => {
   it("whole frames, any header values: exactly the answers Go's rules call for, never INTERNAL", async () => {
@@ -257,7 +117,9 @@ describe("frame fuzzing in process (ServerConnection)", () => {
     await feed(h, [encodeFrame(1, FrameType.Request, 0, checkRequest())]);
     expect(h.out).toEqual([expect.objectContaining({ streamId: 1, code: Code.OK })]);
   }, 110_000);
+});
 
+describe("frame fuzzing in process: announced lengths, unary streams", () => {
   it("announced lengths up to 2^32-1, every type and flag: oversize is refused on its header, nothing staged", async () => {
     const lengths = [
       MAX_DATA_LENGTH + 1,
