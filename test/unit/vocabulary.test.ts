@@ -20,6 +20,7 @@ import {
   isRouteProtocol,
   parseScope,
   parseTable,
+  parseTos,
   RTNH_F,
   RTNH_F_KERNEL_SET,
   RTNH_F_ONLINK,
@@ -148,6 +149,12 @@ describe("route words are the kernel's and iproute2's", () => {
     expect(parseTable("0")).toBeUndefined();
     expect(parseTable("4294967296")).toBeUndefined();
     expect(parseTable("unspec")).toBeUndefined();
+    // Names are the table's own, not what every object inherits.
+    for (const name of ["toString", "constructor", "__proto__"]) {
+      expect(parseTable(name), name).toBeUndefined();
+      expect(parseScope(name), name).toBe(0);
+      expect(parseTos(name), name).toBeUndefined();
+    }
   });
   it("every protocol iproute2 names (but unspec, which is 0) and 0-255 are route protocols", () => {
     const named = namesFile("rt_protos");

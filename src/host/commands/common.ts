@@ -69,13 +69,14 @@ export function parseFlags(args: readonly string[], spec: FlagSpec): Record<stri
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     const [flag = "", inline] = a.startsWith("--") ? a.split(/=(.*)/s, 2) : [a];
-    const kind = spec[flag];
+    // The spec's own flags only: not a name every object inherits (`toString`).
+    const kind = Object.hasOwn(spec, flag) ? spec[flag] : undefined;
     if (kind === undefined) {
       throw new UsageError(
         a.startsWith("-") ? `unknown option ${a}` : `unexpected argument ${JSON.stringify(a)}`,
       );
     }
-    if (flag in out) throw new UsageError(`${flag} given twice`);
+    if (Object.hasOwn(out, flag)) throw new UsageError(`${flag} given twice`);
     if (kind === "bool") {
       if (inline !== undefined) throw new UsageError(`${flag} takes no value`);
       out[flag] = true;

@@ -55,10 +55,13 @@ const SCOPE_NAMES: Record<number, string> = {
   [SCOPE_NOWHERE]: "nowhere",
 };
 
-const SCOPE_IDS: Record<string, number> = {
-  universe: SCOPE_UNIVERSE,
-  ...Object.fromEntries(Object.entries(SCOPE_NAMES).map(([id, name]) => [name, Number(id)])),
-};
+// The name tables below are Maps: a name ip prints (from the host's own
+// rt_scopes, rt_tables, rt_dsfield files) is one of theirs or none, never a
+// property every object has (`toString`, `__proto__`).
+const SCOPE_IDS: ReadonlyMap<string, number> = new Map([
+  ["universe", SCOPE_UNIVERSE],
+  ...Object.entries(SCOPE_NAMES).map(([id, name]) => [name, Number(id)] as const),
+]);
 
 /** A scope by its iproute2 name, else the number as text. */
 export function scopeName(scope: number): string {
@@ -68,7 +71,7 @@ export function scopeName(scope: number): string {
 /** A scope as `ip -json` gives it (a name, a number, or a number as text) to its id; 0 when unknown. */
 export function parseScope(v: unknown): number {
   if (typeof v === "number") return v;
-  if (typeof v === "string") return SCOPE_IDS[v] ?? (/^\d+$/.test(v) ? Number(v) : 0);
+  if (typeof v === "string") return SCOPE_IDS.get(v) ?? (/^\d+$/.test(v) ? Number(v) : 0);
   return 0;
 }
 
@@ -77,15 +80,16 @@ export const TABLE_DEFAULT = 253;
 export const TABLE_MAIN = 254;
 export const TABLE_LOCAL = 255;
 
-const TABLE_IDS: Record<string, number> = {
-  default: TABLE_DEFAULT,
-  main: TABLE_MAIN,
-  local: TABLE_LOCAL,
-};
+const TABLE_IDS: ReadonlyMap<string, number> = new Map([
+  ["default", TABLE_DEFAULT],
+  ["main", TABLE_MAIN],
+  ["local", TABLE_LOCAL],
+]);
 
 /** A table as `ip -json` prints it ("main", "100") to its id; undefined for names we cannot map. */
 export function parseTable(text: string): number | undefined {
-  if (text in TABLE_IDS) return TABLE_IDS[text];
+  const named = TABLE_IDS.get(text);
+  if (named !== undefined) return named;
   if (!/^\d{1,10}$/.test(text)) return undefined;
   const n = Number(text);
   return n >= 1 && n <= 0xffffffff ? n : undefined;
@@ -168,35 +172,38 @@ export function canonicalDst(dest: string, family: Family): string | undefined {
  * /etc/iproute2/rt_dsfield has them (Debian's default file): a pod read on
  * a host with that file shows `CS1` where the guest, without it, shows 0x20.
  */
-const DSFIELD_NAMES: Record<string, number> = {
-  default: 0x00,
-  AF11: 0x28,
-  AF12: 0x30,
-  AF13: 0x38,
-  AF21: 0x48,
-  AF22: 0x50,
-  AF23: 0x58,
-  AF31: 0x68,
-  AF32: 0x70,
-  AF33: 0x78,
-  AF41: 0x88,
-  AF42: 0x90,
-  AF43: 0x98,
-  CS1: 0x20,
-  CS2: 0x40,
-  CS3: 0x60,
-  CS4: 0x80,
-  CS5: 0xa0,
-  CS6: 0xc0,
-  CS7: 0xe0,
-  EF: 0xb8,
-};
+const DSFIELD_NAMES: ReadonlyMap<string, number> = new Map(
+  Object.entries({
+    default: 0x00,
+    AF11: 0x28,
+    AF12: 0x30,
+    AF13: 0x38,
+    AF21: 0x48,
+    AF22: 0x50,
+    AF23: 0x58,
+    AF31: 0x68,
+    AF32: 0x70,
+    AF33: 0x78,
+    AF41: 0x88,
+    AF42: 0x90,
+    AF43: 0x98,
+    CS1: 0x20,
+    CS2: 0x40,
+    CS3: 0x60,
+    CS4: 0x80,
+    CS5: 0xa0,
+    CS6: 0xc0,
+    CS7: 0xe0,
+    EF: 0xb8,
+  }),
+);
 
 /** A route's tos as `ip -j` prints it (`0x04`, a dsfield name, a number) to 0-255; undefined when unknown. */
 export function parseTos(v: unknown): number | undefined {
   if (typeof v === "number") return Number.isInteger(v) && v >= 0 && v <= 255 ? v : undefined;
   if (typeof v !== "string") return undefined;
-  if (v in DSFIELD_NAMES) return DSFIELD_NAMES[v];
+  const named = DSFIELD_NAMES.get(v);
+  if (named !== undefined) return named;
   if (!/^(0x[0-9a-fA-F]{1,2}|\d{1,3})$/.test(v)) return undefined;
   const n = Number(v);
   return n <= 255 ? n : undefined;

@@ -17,6 +17,10 @@ describe("parseFlags", () => {
   it.each<[string[], RegExp]>([
     [["--nope"], /unknown option --nope/],
     [["stray"], /unexpected argument "stray"/],
+    // Only the spec's own flags: not what every object inherits.
+    [["toString"], /unexpected argument "toString"/],
+    [["constructor"], /unexpected argument "constructor"/],
+    [["__proto__"], /unexpected argument "__proto__"/],
     [["--file"], /--file needs a value/],
     [["--file="], /--file needs a value/],
     [["--dry-run=1"], /--dry-run takes no value/],
