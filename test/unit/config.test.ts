@@ -145,7 +145,9 @@ describe("parseArgs", () => {
       expect(() => parseArgs(argv)).toThrow(why);
     });
   });
+});
 
+describe("parseArgs: log level, connections, help, refusals", () => {
   it.each([
     [["--log-level", "debug"], "", "debug"],
     [["--log-level=error"], "agent.log=debug", "error"],

@@ -96,6 +96,10 @@ describe("parseAllTableRoutes: the route vocabulary", () => {
     // pref medium is every IPv6 route's default: not an attribute.
     expect(find(routes, "fd00::/64")[0]?.attrs).toBeUndefined();
   });
+});
+
+describe("parseAllTableRoutes: appended routes, user tables, every key", () => {
+  const routes = read();
 
   it("two routes ip route append made are two routes; IPv6 shows its appended one as a path", () => {
     expect(find(routes, "10.13.0.0/16").map((r) => r.gateway)).toEqual([

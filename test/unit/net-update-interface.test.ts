@@ -303,7 +303,9 @@ describe("UpdateInterface over a link model", () => {
     await service(ip)({ hwAddr: me.mac, IPAddresses: [{ address: "10.0.0.5", mask: "24" }] });
     expect(ip.links[2]?.addresses.map(subnetless)).toEqual(["10.0.0.5/24 global"]);
   });
+});
 
+describe("UpdateInterface over a link model: a failing line leaves every link as it was", () => {
   const secondaries = () => {
     const links = guest();
     (links[2] as Link).addresses = [a4("10.0.0.2", 24), a4("10.0.0.9", 24), a4("10.0.0.10", 24)];

@@ -218,7 +218,9 @@ describe("UpdateRoutes over the kernel model", () => {
     expect(table(ip.sim.routes)).toEqual(before);
     expect(ip.batches.at(-1)?.force).toBe(true);
   });
+});
 
+describe("UpdateRoutes over the kernel model: refusals, two links, concurrent calls", () => {
   it("answers an unreachable gateway as the issue says, and changes nothing", async () => {
     const ip = new SimIp([eth(2, "eth0", [v4("10.0.0.2", 24)])]);
     const { update } = service(ip);

@@ -207,7 +207,9 @@ describe("policy checker", () => {
       rule(checkRequest(c, askRoutes([...POD_ROUTES, ...routes], true), { links: [] }, "setup")),
     ).toBe(expected);
   });
+});
 
+describe("policy checker: neighbours, Apply, the count of interfaces", () => {
   it("neighbours: foreign IP, foreign lladdr, another state", () => {
     const n = (ip: string, lladdr: string, nud = "permanent") => ({
       ip,
@@ -296,7 +298,9 @@ describe("policy checker", () => {
       "interfaces.max",
     );
   });
+});
 
+describe("policy checker: reads, the running phase, messages", () => {
   it("reads and the packet filter need the policy's yes", () => {
     const closed = compilePolicy(parsePolicy('{"netagentPolicy": 1}', "t"));
     expect(

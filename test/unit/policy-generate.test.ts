@@ -112,45 +112,45 @@ describe("policy for every pod of a CNI network", () => {
   });
 });
 
-describe("policy from genpolicy's settings", () => {
-  // The network part of request_defaults as Kata's genpolicy-settings.json ships it (4.1).
-  const settings = {
-    request_defaults: {
-      UpdateInterfaceRequest: {
-        allow_raw_flags: 128,
-        forbidden_names: ["lo"],
-        forbidden_hw_addrs: ["00:00:00:00:00:00"],
-      },
-      UpdateRoutesRequest: {
-        forbidden_device_names: ["lo"],
-        forbidden_source_regex: [
-          "^(?:0{0,4}:){0,7}0{0,3}1$",
-          "^127\\.(?:[0-9]{1,3}\\.){2}[0-9]{1,3}$",
-        ],
-      },
-      AddARPNeighborsRequest: {
-        forbidden_device_names: ["lo"],
-        forbidden_cidrs_regex: ["^127\\.(?:[0-9]{1,3}\\.){2}[0-9]{1,3}$"],
-        allowed_states: [2, 128],
-      },
+// The network part of request_defaults as Kata's genpolicy-settings.json ships it (4.1).
+const settings = {
+  request_defaults: {
+    UpdateInterfaceRequest: {
+      allow_raw_flags: 128,
+      forbidden_names: ["lo"],
+      forbidden_hw_addrs: ["00:00:00:00:00:00"],
     },
-  };
-  const c = compilePolicy(
-    parsePolicy(JSON.stringify(policyForGenpolicy(JSON.stringify(settings))), "g"),
-  );
-  const rule = (r: ReturnType<typeof checkRequest>) => r?.rule;
-  const n = (ip: string, nud: string, router = false, externLearned = false) => [
-    {
-      ip,
-      family: 4 as const,
-      dev: "eth0",
-      lladdr: "02:00:00:00:00:01",
-      nud,
-      router,
-      externLearned,
+    UpdateRoutesRequest: {
+      forbidden_device_names: ["lo"],
+      forbidden_source_regex: [
+        "^(?:0{0,4}:){0,7}0{0,3}1$",
+        "^127\\.(?:[0-9]{1,3}\\.){2}[0-9]{1,3}$",
+      ],
     },
-  ];
+    AddARPNeighborsRequest: {
+      forbidden_device_names: ["lo"],
+      forbidden_cidrs_regex: ["^127\\.(?:[0-9]{1,3}\\.){2}[0-9]{1,3}$"],
+      allowed_states: [2, 128],
+    },
+  },
+};
+const c = compilePolicy(
+  parsePolicy(JSON.stringify(policyForGenpolicy(JSON.stringify(settings))), "g"),
+);
+const rule = (r: ReturnType<typeof checkRequest>) => r?.rule;
+const n = (ip: string, nud: string, router = false, externLearned = false) => [
+  {
+    ip,
+    family: 4 as const,
+    dev: "eth0",
+    lladdr: "02:00:00:00:00:01",
+    nud,
+    router,
+    externLearned,
+  },
+];
 
+describe("policy from genpolicy's settings", () => {
   it("refuses what genpolicy refuses", () => {
     expect(
       rule(

@@ -105,7 +105,9 @@ describe("interface and address attributes", () => {
       '"alias" value is longer than 256 bytes',
     );
   });
+});
 
+describe("interface and address attributes: what passes", () => {
   it("what passes: typed fields and a canonical list", () => {
     const s = validateApply(
       create(ApplyRequestSchema, {

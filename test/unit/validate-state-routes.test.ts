@@ -102,6 +102,13 @@ describe("routes: what is refused, naming field and value", () => {
       { routes: [{ dest: "2001:db8::/48", device: "eth0", from: "fd00::/200" }] },
       'desired.routes[0].from: "fd00::/200"',
     ],
+  ])("%s", (_what, desired, text) => {
+    expect(refusal(desired)).toContain(text);
+  });
+});
+
+describe("routes: what is refused, naming field and value: attributes, locks, gateways, types", () => {
+  it.each<[string, Wire, string]>([
     [
       "an attribute not in the table",
       { routes: [{ ...gw4, attrs: [{ name: "bogus", value: "1" }] }] },

@@ -101,7 +101,9 @@ describe("requestsFromCniResult", () => {
     expect(r.interfaces[0]?.IPAddresses).toEqual([{ address: "10.0.0.2", mask: "24" }]);
     expect(r.routes).toEqual([]);
   });
+});
 
+describe("requestsFromCniResult: what it refuses", () => {
   const base = { cniVersion: "1.0.0", interfaces: [{ name: "eth0", mac: MAC, sandbox: "/x" }] };
   it.each<[string, unknown, RegExp]>([
     ["not JSON", "{", /^not JSON: /],

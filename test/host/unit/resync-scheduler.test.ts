@@ -159,7 +159,9 @@ describe("ResyncScheduler", () => {
     await clock.advance(30);
     expect(started).toHaveLength(2);
   });
+});
 
+describe("ResyncScheduler: stop, backoff, any order of events", () => {
   it("stop waits for the sync in flight and starts no other", async () => {
     const { clock, s, started, finish } = harness();
     s.notify();
