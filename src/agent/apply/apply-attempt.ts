@@ -119,21 +119,29 @@ async function settleLinks(
   const dels = plan.links.lines.some((l) => l.startsWith("addr del "));
   if (!settle && !dels && raised.length === 0) return plan;
   const opts = { signal: run.signal };
+  const stateOf = (read: Awaited<ReturnType<Deps["ip"]["batchAndRead"]>>): FullState => {
+    const { rules4, ...rest } = read;
+    return {
+      ...rest,
+      rules: [...rules4, ...before.rules.filter((r) => r.family === 6)],
+      sysctls: before.sysctls,
+    };
+  };
   let read = await deps.ip.batchAndRead(first, opts);
   if (raised.length > 0) {
+    // The raised links ready and their fresh link-locals gone, the link
+    // lines planned again (the IPv6 addresses, with nodad) run before the
+    // wait for peer routes below: a peer address among them makes one.
     await settleRaised(deps.ip, raised);
-    read = await deps.ip.batchAndRead([], opts);
+    const again = planApply(stateOf(await deps.ip.batchAndRead([], opts)), desired, {
+      exact: run.exact,
+    });
+    read = await deps.ip.batchAndRead(again.links.lines, opts);
   }
   const end = performance.now() + PEER_ROUTE_WAIT_MS;
   while (peers.some((p) => !hasPeerRoute(read.routes, p)) && performance.now() < end) {
     await Bun.sleep(PEER_ROUTE_POLL_MS);
     read = await deps.ip.batchAndRead([], opts);
   }
-  const { rules4, ...rest } = read;
-  const now: FullState = {
-    ...rest,
-    rules: [...rules4, ...before.rules.filter((r) => r.family === 6)],
-    sysctls: before.sysctls,
-  };
-  return { ...planApply(now, desired, { exact: run.exact }), sysctls: plan.sysctls };
+  return { ...planApply(stateOf(read), desired, { exact: run.exact }), sysctls: plan.sysctls };
 }

@@ -50,7 +50,9 @@ export async function readPodState(
   // A pod read while a link of it that just came up is not yet ready
   // lacks the link-local and fe80::/64 route the kernel makes a moment
   // later: the guest mirrored from it would differ from the pod at once.
-  if (source.netns !== undefined) await waitLinksReady(new IpRunner({ netns: source.netns }));
+  // Best effort: a pod that cannot be read is named by the read below.
+  if (source.netns !== undefined)
+    await waitLinksReady(new IpRunner({ netns: source.netns })).catch(() => undefined);
   const requests = await source.read();
   if (source.netns === undefined) return { requests };
   const full = options.full && source.readState ? await source.readState() : undefined;
