@@ -5,10 +5,10 @@
  * /proc. (Their agent on a socket path that survives restarts:
  * test/helpers/agent.ts agentAt.)
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { WatchEvent } from "../../src/host/watch/watch-output";
 import type { Netns } from "../helpers/netns";
-import { type Child, onStdoutLines, start } from "../helpers/process";
+import { type Child, onStdoutLines, processTree, start } from "../helpers/process";
 import { waitFor } from "../helpers/wait";
 import { NETAGENTCTL, userRoutes } from "./helpers";
 
@@ -86,32 +86,15 @@ export async function addPodNic(pod: Netns, host: Netns, name: string, peer: str
  * process that polls by spawning short-lived ones shows it).
  */
 export function cpuTicks(pid: number): number {
-  const stat = (p: number) => {
+  let total = 0;
+  for (const p of processTree(pid)) {
     try {
       const s = readFileSync(`/proc/${p}/stat`, "utf8");
       const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-      const own = Number(f[11]) + Number(f[12]);
-      return { ppid: Number(f[1]), ticks: p === pid ? own + Number(f[13]) + Number(f[14]) : own };
-    } catch {
-      return undefined;
-    }
-  };
-  const all = readdirSync("/proc")
-    .filter((d) => /^\d+$/.test(d))
-    .map(Number);
-  const parent = new Map<number, number>();
-  for (const p of all) {
-    const s = stat(p);
-    if (s) parent.set(p, s.ppid);
+      total += Number(f[11]) + Number(f[12]);
+      if (p === pid) total += Number(f[13]) + Number(f[14]);
+    } catch {}
   }
-  const isDescendant = (p: number): boolean => {
-    for (let q: number | undefined = p, hops = 0; q && hops < 64; q = parent.get(q), hops++) {
-      if (q === pid) return true;
-    }
-    return false;
-  };
-  let total = 0;
-  for (const p of all) if (isDescendant(p)) total += stat(p)?.ticks ?? 0;
   return total;
 }
 
