@@ -1,7 +1,7 @@
 /**
  * planRoutes as it was before identities were compared field by field
  * (commit 3332015, src/net/plan-routes.ts): the oracle the faster planner is
- * held to in net-plan-routes.test.ts. Not used by the agent.
+ * held to in net-plan-routes-oracle.test.ts. Not used by the agent.
  */
 import { type Route, routeIdentity, routeKey } from "../../../src/net/model/model";
 
@@ -100,13 +100,7 @@ export function planRoutes(
   const stays = (r: Route) => staying.has(r);
 
   // Current routes by key: `replace` overwrites within a key, whatever the link.
-  const byKey = new Map<string, Route[]>();
-  for (const r of current) {
-    const k = routeKey(r);
-    const list = byKey.get(k);
-    if (list) list.push(r);
-    else byKey.set(k, [r]);
-  }
+  const byKey = byKeyOf(current);
   // `replace` overwrites the first route with its key, whatever its link. A
   // route of another link that goes (stale, or superseded on its own link)
   // stays until the deletes at the end: that link's gateways may be reached
@@ -172,6 +166,47 @@ export function planRoutes(
     ops.push(op);
   }
 
+  return finish({
+    exact,
+    restore,
+    managed,
+    recreate,
+    stays,
+    overwritten,
+    supersedes,
+    withoutGateway,
+    withGateway,
+    overwritingLinkRoutes,
+  });
+}
+
+/** The routes by key (routeKey), each key's in their order. */
+function byKeyOf(routes: readonly Route[]): Map<string, Route[]> {
+  const byKey = new Map<string, Route[]>();
+  for (const r of routes) {
+    const k = routeKey(r);
+    const list = byKey.get(k);
+    if (list) list.push(r);
+    else byKey.set(k, [r]);
+  }
+  return byKey;
+}
+
+/** The deletes at the end (routes superseded, then stale ones) and the plan in its order. */
+function finish(p: {
+  exact: boolean;
+  restore: boolean;
+  managed: readonly Route[];
+  recreate: ReadonlySet<Route>;
+  stays: (r: Route) => boolean;
+  overwritten: ReadonlySet<Route>;
+  supersedes: (k: Route) => boolean;
+  withoutGateway: RouteOp[];
+  withGateway: RouteOp[];
+  overwritingLinkRoutes: RouteOp[];
+}): RouteOp[] {
+  const { exact, restore, managed, recreate, stays, overwritten, supersedes } = p;
+  const { withoutGateway, withGateway, overwritingLinkRoutes } = p;
   const superseded: RouteOp[] = [];
   const stale: RouteOp[] = [];
   for (const route of [...recreate, ...managed.filter((r) => !recreate.has(r))]) {
