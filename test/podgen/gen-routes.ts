@@ -28,13 +28,9 @@ export function genRoutes(g: GenState): void {
     if (rng.chance(0.6)) genRoute(g, h.family === 6 && rng.chance(0.7) ? 6 : 4, h.id);
 }
 
-function genRoute(g: GenState, family: Family, nhid?: number): void {
-  const { rng } = g;
-  const nics = g.withFamily(family);
-  if (nics.length === 0) return;
-  const fam = family === 6 ? ["-6"] : [];
-  const table = rng.weighted(TABLES);
-  const type = nhid
+/** The route's type: unicast over a nexthop object, else mostly unicast, any other now and then. */
+function routeType(rng: GenState["rng"], family: Family, nhid?: number) {
+  return nhid
     ? "unicast"
     : rng.weighted([
         ["unicast", 16],
@@ -52,6 +48,15 @@ function genRoute(g: GenState, family: Family, nhid?: number): void {
             ] as const)
           : []),
       ] as const);
+}
+
+function genRoute(g: GenState, family: Family, nhid?: number): void {
+  const { rng } = g;
+  const nics = g.withFamily(family);
+  if (nics.length === 0) return;
+  const fam = family === 6 ? ["-6"] : [];
+  const table = rng.weighted(TABLES);
+  const type = routeType(rng, family, nhid);
   const dst = pickDst(g, family, type);
   const tags = [`route type ${type}`, ...(table === "main" ? [] : [`route table ${table}`])];
   const opts: string[] = [];

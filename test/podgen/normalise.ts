@@ -104,42 +104,7 @@ export function normalise(read: NetnsRead): Normalised {
       fields,
     });
   }
-  for (const l of read.addresses) {
-    const lk = linkKey(l);
-    for (const a of (l.addr_info ?? []) as Json[]) {
-      if (a.family === "inet6" && isKernelLinkLocal(String(a.local), Number(a.prefixlen))) continue;
-      const peer = a.address ? ` peer ${a.address}` : "";
-      const spec = `${a.local}/${a.prefixlen}${peer}`;
-      const key = `${lk}|${a.family}|${spec}`;
-      const fields = flatten(
-        without(a, [
-          "family",
-          "local",
-          "prefixlen",
-          "address",
-          "tentative",
-          "valid_life_time",
-          "preferred_life_time",
-        ]),
-      );
-      fields.set("valid_lft", lifetime(a.valid_life_time));
-      fields.set("preferred_lft", lifetime(a.preferred_life_time));
-      objects.push({
-        kind: "address",
-        key,
-        loose: `${lk}|${a.family}|${a.local}`,
-        what: `address ${spec} on ${l.ifname}`,
-        fields,
-      });
-      const ok = `${lk}|${a.family}`;
-      const order = addressOrder.get(ok) ?? {
-        what: `addresses (${a.family}) of ${l.ifname}`,
-        keys: [],
-      };
-      order.keys.push(key);
-      addressOrder.set(ok, order);
-    }
-  }
+  pushAddresses(read, objects, addressOrder);
   for (const r of read.routes) {
     if (r.table === "local" && r.type === "local" && isKernelLinkLocal(String(r.dst))) continue;
     const fields = flatten(without(withoutCarrier(r), ["expires"]));
@@ -204,6 +169,53 @@ export function normalise(read: NetnsRead): Normalised {
     });
   }
   return { objects, addressOrder };
+}
+
+/**
+ * The addresses of every link but the kernel's link-locals, as objects,
+ * and per link and family their keys in the kernel's order.
+ */
+function pushAddresses(
+  read: NetnsRead,
+  objects: Obj[],
+  addressOrder: Normalised["addressOrder"],
+): void {
+  for (const l of read.addresses) {
+    const lk = linkKey(l);
+    for (const a of (l.addr_info ?? []) as Json[]) {
+      if (a.family === "inet6" && isKernelLinkLocal(String(a.local), Number(a.prefixlen))) continue;
+      const peer = a.address ? ` peer ${a.address}` : "";
+      const spec = `${a.local}/${a.prefixlen}${peer}`;
+      const key = `${lk}|${a.family}|${spec}`;
+      const fields = flatten(
+        without(a, [
+          "family",
+          "local",
+          "prefixlen",
+          "address",
+          "tentative",
+          "valid_life_time",
+          "preferred_life_time",
+        ]),
+      );
+      fields.set("valid_lft", lifetime(a.valid_life_time));
+      fields.set("preferred_lft", lifetime(a.preferred_life_time));
+      objects.push({
+        kind: "address",
+        key,
+        loose: `${lk}|${a.family}|${a.local}`,
+        what: `address ${spec} on ${l.ifname}`,
+        fields,
+      });
+      const ok = `${lk}|${a.family}`;
+      const order = addressOrder.get(ok) ?? {
+        what: `addresses (${a.family}) of ${l.ifname}`,
+        keys: [],
+      };
+      order.keys.push(key);
+      addressOrder.set(ok, order);
+    }
+  }
 }
 
 /** 4294967295 is "forever" (INFINITY_LIFE_TIME); 0 means deprecated; anything else counts down. */
