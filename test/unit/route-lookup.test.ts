@@ -230,6 +230,24 @@ describe("drawProbes", () => {
     expect(words.filter((w) => /^fe[89ab]/.test(w) && !/ oif /.test(w))).toEqual([]);
   });
 
+  it("meets a rule's ipproto by any name ip prints for it (netbase's), as a number", () => {
+    const named = (ipproto: string) =>
+      drawProbes(
+        emptyRead({
+          routes: [{ family: "inet", dst: "10.70.0.0/16", dev: "eth0", table: "main" }],
+          rules: [
+            { family: "inet", priority: 100, src: "10.9.0.0", srclen: 24, ipproto, table: "100" },
+          ],
+        }),
+        MAX_LOOKUPS,
+      ).map((l) => lookupWords(l).join(" "));
+    expect(named("l2tp").some((w) => / ipproto 115$/.test(w))).toBe(true);
+    expect(named("ospf").some((w) => / ipproto 89$/.test(w))).toBe(true);
+    expect(named("tcp").some((w) => / ipproto 6$/.test(w))).toBe(true);
+    // Not a name: no protocol to meet.
+    expect(named("toString").some((w) => / ipproto /.test(w))).toBe(false);
+  });
+
   it("keeps to the bound with an even spread, the same each time", () => {
     const all = drawProbes(pod, MAX_LOOKUPS);
     const five = drawProbes(pod, 5);

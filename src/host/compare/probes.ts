@@ -10,12 +10,12 @@
  */
 import ipaddr from "ipaddr.js";
 import {
-  IP_PROTOCOLS,
   type LookupSpec,
   lookupProblem,
   lookupTo,
   lookupWords,
 } from "../../net/iproute/route-lookup";
+import { RULE_ATTRS } from "../../net/vocabulary/rule-attrs";
 import type { CompleteRead, Json } from "./complete-read";
 
 interface Prefix {
@@ -121,8 +121,8 @@ function ruleProbes(rule: Json, targets: Map<4 | 6, Target[]>, out: LookupSpec[]
   const tos = rule.tos === undefined ? 0 : num(rule.tos);
   const mark = rule.fwmark === undefined ? undefined : num(rule.fwmark);
   const mask = rule.fwmask === undefined ? 0xffffffff : num(rule.fwmask);
-  const proto =
-    rule.ipproto === undefined ? 0 : (IP_PROTOCOLS.get(String(rule.ipproto)) ?? num(rule.ipproto));
+  // As the rule's vocabulary reads it: a number, or any name netbase gives (what ip prints).
+  const proto = rule.ipproto === undefined ? 0 : num(RULE_ATTRS.get("ipproto")?.read(rule));
   const sport = range(rule.sport);
   const dport = range(rule.dport);
   const uid = rule.uid_start === undefined ? undefined : [num(rule.uid_start), num(rule.uid_end)];
