@@ -173,6 +173,7 @@ export async function startAgent(
   };
 }
 
+/** How agentAt starts the agent, besides its socket. */
 export interface AgentAtOptions {
   /** --log-level (default info; debug logs every call, for tests that count them). */
   logLevel?: "debug" | "info";

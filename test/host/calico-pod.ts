@@ -12,6 +12,7 @@ const CALICO_MAC = "ee:ee:ee:ee:ee:ee";
 /** cali0's link-local address (from CALICO_MAC): the pod's IPv6 gateway. */
 const CALICO_LL = "fe80::ecee:eeff:feee:eeee";
 
+/** The pod netns and its host netns (cali0's side), and eth0's MAC. */
 export class CalicoPod {
   private constructor(
     readonly host: Netns,
