@@ -29,6 +29,39 @@ export interface MemoryOptions {
 const CHECK_PAYLOAD = new Uint8Array(0);
 const MiB = (kib: number) => kib / 1024;
 
+/**
+ * Check calls in steps of `step` at the options' concurrency, up to the
+ * larger of `calls` and `slopeCalls`: the RSS after each step, and the
+ * peak once `calls` are done.
+ */
+async function checkCalls(
+  c: AgentClient,
+  pid: Parameters<typeof rssKiB>[0],
+  o: MemoryOptions,
+  step: number,
+): Promise<{ samples: { calls: number; kib: number }[]; checkPeak: number; total: number }> {
+  const samples: { calls: number; kib: number }[] = [];
+  resetPeak(pid);
+  let done = 0;
+  let checkPeak = 0;
+  const total = Math.max(o.calls, o.slopeCalls);
+  while (done < total) {
+    const target = Math.min(done + step, total);
+    let next = done;
+    const worker = async () => {
+      while (next < target) {
+        next++;
+        await c.raw("grpc.Health", "Check", CHECK_PAYLOAD);
+      }
+    };
+    await Promise.all(Array.from({ length: o.concurrency }, worker));
+    done = target;
+    samples.push({ calls: done, kib: rssKiB(pid) });
+    if (done === o.calls) checkPeak = hwmKiB(pid);
+  }
+  return { samples, checkPeak, total };
+}
+
 export async function memoryRows(o: MemoryOptions): Promise<Row[]> {
   const ns = await createBenchNetns();
   let agent: RunningAgent | undefined;
@@ -44,25 +77,7 @@ export async function memoryRows(o: MemoryOptions): Promise<Row[]> {
     const idleSplit = `netagent RssAnon ${MiB(statusKiB(pid, "RssAnon")).toFixed(1)} MiB, RssFile ${MiB(statusKiB(pid, "RssFile")).toFixed(1)} MiB`;
 
     const step = 10_000;
-    const samples: { calls: number; kib: number }[] = [];
-    resetPeak(pid);
-    let done = 0;
-    let checkPeak = 0;
-    const total = Math.max(o.calls, o.slopeCalls);
-    while (done < total) {
-      const target = Math.min(done + step, total);
-      let next = done;
-      const worker = async () => {
-        while (next < target) {
-          next++;
-          await c.raw("grpc.Health", "Check", CHECK_PAYLOAD);
-        }
-      };
-      await Promise.all(Array.from({ length: o.concurrency }, worker));
-      done = target;
-      samples.push({ calls: done, kib: rssKiB(pid) });
-      if (done === o.calls) checkPeak = hwmKiB(pid);
-    }
+    const { samples, checkPeak, total } = await checkCalls(c, pid, o, step);
     const after = samples.filter((s) => s.calls >= step);
     // KiB per 10,000 calls, from 10,000 calls on.
     const perStep = slope(

@@ -15,6 +15,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { AgentClient } from "../../src/client/client";
 import { RoutesSchema } from "../../src/gen/agent_pb";
 import type { RunningAgent } from "../../test/helpers/agent";
+import type { Netns } from "../../test/helpers/netns";
 import { countRoutes, createBenchNetns, resetRoutes } from "../lib/bench-netns";
 import { interleave } from "../lib/interleave";
 import { batchText, updateRoutesPayload } from "../lib/route-set";
@@ -146,121 +147,143 @@ export async function updateRoutesRows(o: UpdateRoutesOptions): Promise<Row[]> {
       });
     }
 
-    for (const n of o.firstCallCounts ?? []) {
-      const payload = updateRoutesPayload(n);
-      const text = batchText(n);
-      const a: number[] = [];
-      const b: number[] = [];
-      const runA = async () => {
-        await resetRoutes(ns);
-        const fresh = await ns.startAgent(["--log-level", "warn"]);
-        const fc = await AgentClient.connect(`unix://${fresh.socket}`);
-        try {
-          const t0 = performance.now();
-          const reply = await fc.raw("grpc.AgentService", "UpdateRoutes", payload, {
-            timeoutMs: CALL_TIMEOUT_MS,
-          });
-          a.push(performance.now() - t0);
-          const got = fromBinary(RoutesSchema, reply).Routes.filter((x) => x.gateway).length;
-          if (got !== n) throw new Error(`first call ${n}: reply has ${got} gateway routes`);
-        } finally {
-          fc.close();
-          await fresh.stop().catch(() => {});
-        }
-      };
-      const runB = async () => {
-        await resetRoutes(ns);
-        b.push((await timeIp(["-n", ns.name, "-batch", "-"], text)).ms);
-      };
-      await interleave(o.pairs, runA, runB);
-      const ratios = a.map((x, i) => x / (b[i] as number));
-      rows.push({
-        id: "3",
-        what: `UpdateRoutes ${n.toLocaleString("en")} routes, a fresh agent's first call (empty table -> N)`,
-        unit: "ms",
-        ours: median(a),
-        reference: median(b),
-        referenceWhat: "ip -batch",
-        ratio: median(ratios),
-        ratioNote: "median of per-pair ratios; the call only, not the agent's start",
-        oursStats: summarize(a),
-        referenceStats: summarize(b),
-        ratioStats: summarize(ratios),
-        goal: "ratio <= 1.5 (issue 13)",
-        met: median(ratios) <= 1.5,
-        commands: [
-          `bun bench/run.ts --rows 3 --counts ${n} --first-call-counts ${n} --pairs ${o.pairs}`,
-          `floor: bun bench/tools/routes.ts ${n} --batch > /tmp/r.batch; time ip -n NS -batch - < /tmp/r.batch`,
-        ],
-      });
-    }
+    rows.push(...(await firstCallRows(ns, o)));
 
-    for (const n of o.noChangeCounts) {
-      const payload = updateRoutesPayload(n);
-      await resetRoutes(ns);
-      await call(payload);
-      // The same routes in the other order: no change either, but bytes the
-      // agent's no-change memo (src/agent/services/routes-memo.ts) has not kept, so
-      // each such call validates, parses, plans and encodes.
-      const reordered = [updateRoutesPayload(n, { reversed: true }), payload];
-      const a: number[] = [];
-      const b: number[] = [];
-      const c: number[] = [];
-      const show = ["-n", ns.name, "-json", "route", "show"];
-      const runA = async () => {
-        // The repeat of a kept call: the call just before is the same request.
-        await call(payload);
-        a.push((await call(payload)).ms);
-      };
-      const runB = async () => b.push((await timeIp(show)).ms);
-      let flip = 0;
-      const runC = async () => c.push((await call(reordered[flip++ % 2] as Uint8Array)).ms);
-      const order = [runA, runB, runC];
-      for (let i = 0; i < o.noChangePairs; i++) {
-        for (let k = 0; k < 3; k++) await (order[(i + k) % 3] as typeof runA)();
-      }
-      const noChangeRow = (id: string, ours: number[], what: string, goal: string): Row => {
-        const ratios = ours.map((x, i) => x / (b[i] as number));
-        return {
-          id,
-          what,
-          unit: "ms",
-          ours: median(ours),
-          reference: median(b),
-          referenceWhat: "ip -json route show",
-          ratio: median(ratios),
-          ratioNote: "median of per-run ratios (runs rotate A B C)",
-          oursStats: summarize(ours),
-          referenceStats: summarize(b),
-          ratioStats: summarize(ratios),
-          goal,
-          met: median(ratios) <= 1.5,
-          commands: [
-            `bun bench/run.ts --rows 4 --no-change-counts ${n}`,
-            `floor: time ip -n NS -json route show >/dev/null (with the ${n} routes in place)`,
-          ],
-        };
-      };
-      const count = n.toLocaleString("en");
-      rows.push(
-        noChangeRow(
-          "4r",
-          c,
-          `UpdateRoutes, the same ${count} routes in another order than the call before (no change, not a repeat)`,
-          "ratio <= 1.5 (issue 13, for the repeat; this is the planning path beside it)",
-        ),
-        noChangeRow(
-          "4",
-          a,
-          `UpdateRoutes again, same ${count} routes (no change; a repeat of the call before)`,
-          "ratio <= 1.5 (issue 13)",
-        ),
-      );
-    }
+    rows.push(...(await noChangeRows(ns, o, call)));
     return rows;
   } finally {
     client?.close();
     await agent?.stop().catch(() => {});
     await ns.remove();
   }
+}
+
+/** A fresh agent's first UpdateRoutes of each of `firstCallCounts` routes, beside ip -batch. */
+async function firstCallRows(ns: Netns, o: UpdateRoutesOptions): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const n of o.firstCallCounts ?? []) {
+    const payload = updateRoutesPayload(n);
+    const text = batchText(n);
+    const a: number[] = [];
+    const b: number[] = [];
+    const runA = async () => {
+      await resetRoutes(ns);
+      const fresh = await ns.startAgent(["--log-level", "warn"]);
+      const fc = await AgentClient.connect(`unix://${fresh.socket}`);
+      try {
+        const t0 = performance.now();
+        const reply = await fc.raw("grpc.AgentService", "UpdateRoutes", payload, {
+          timeoutMs: CALL_TIMEOUT_MS,
+        });
+        a.push(performance.now() - t0);
+        const got = fromBinary(RoutesSchema, reply).Routes.filter((x) => x.gateway).length;
+        if (got !== n) throw new Error(`first call ${n}: reply has ${got} gateway routes`);
+      } finally {
+        fc.close();
+        await fresh.stop().catch(() => {});
+      }
+    };
+    const runB = async () => {
+      await resetRoutes(ns);
+      b.push((await timeIp(["-n", ns.name, "-batch", "-"], text)).ms);
+    };
+    await interleave(o.pairs, runA, runB);
+    const ratios = a.map((x, i) => x / (b[i] as number));
+    rows.push({
+      id: "3",
+      what: `UpdateRoutes ${n.toLocaleString("en")} routes, a fresh agent's first call (empty table -> N)`,
+      unit: "ms",
+      ours: median(a),
+      reference: median(b),
+      referenceWhat: "ip -batch",
+      ratio: median(ratios),
+      ratioNote: "median of per-pair ratios; the call only, not the agent's start",
+      oursStats: summarize(a),
+      referenceStats: summarize(b),
+      ratioStats: summarize(ratios),
+      goal: "ratio <= 1.5 (issue 13)",
+      met: median(ratios) <= 1.5,
+      commands: [
+        `bun bench/run.ts --rows 3 --counts ${n} --first-call-counts ${n} --pairs ${o.pairs}`,
+        `floor: bun bench/tools/routes.ts ${n} --batch > /tmp/r.batch; time ip -n NS -batch - < /tmp/r.batch`,
+      ],
+    });
+  }
+  return rows;
+}
+
+/**
+ * UpdateRoutes that changes nothing, for each of `noChangeCounts` routes:
+ * a repeat of the call before, and the same routes in another order,
+ * beside ip -json route show.
+ */
+async function noChangeRows(
+  ns: Netns,
+  o: UpdateRoutesOptions,
+  call: (payload: Uint8Array) => Promise<{ ms: number; reply: Uint8Array }>,
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const n of o.noChangeCounts) {
+    const payload = updateRoutesPayload(n);
+    await resetRoutes(ns);
+    await call(payload);
+    // The same routes in the other order: no change either, but bytes the
+    // agent's no-change memo (src/agent/services/routes-memo.ts) has not kept, so
+    // each such call validates, parses, plans and encodes.
+    const reordered = [updateRoutesPayload(n, { reversed: true }), payload];
+    const a: number[] = [];
+    const b: number[] = [];
+    const c: number[] = [];
+    const show = ["-n", ns.name, "-json", "route", "show"];
+    const runA = async () => {
+      // The repeat of a kept call: the call just before is the same request.
+      await call(payload);
+      a.push((await call(payload)).ms);
+    };
+    const runB = async () => b.push((await timeIp(show)).ms);
+    let flip = 0;
+    const runC = async () => c.push((await call(reordered[flip++ % 2] as Uint8Array)).ms);
+    const order = [runA, runB, runC];
+    for (let i = 0; i < o.noChangePairs; i++) {
+      for (let k = 0; k < 3; k++) await (order[(i + k) % 3] as typeof runA)();
+    }
+    const noChangeRow = (id: string, ours: number[], what: string, goal: string): Row => {
+      const ratios = ours.map((x, i) => x / (b[i] as number));
+      return {
+        id,
+        what,
+        unit: "ms",
+        ours: median(ours),
+        reference: median(b),
+        referenceWhat: "ip -json route show",
+        ratio: median(ratios),
+        ratioNote: "median of per-run ratios (runs rotate A B C)",
+        oursStats: summarize(ours),
+        referenceStats: summarize(b),
+        ratioStats: summarize(ratios),
+        goal,
+        met: median(ratios) <= 1.5,
+        commands: [
+          `bun bench/run.ts --rows 4 --no-change-counts ${n}`,
+          `floor: time ip -n NS -json route show >/dev/null (with the ${n} routes in place)`,
+        ],
+      };
+    };
+    const count = n.toLocaleString("en");
+    rows.push(
+      noChangeRow(
+        "4r",
+        c,
+        `UpdateRoutes, the same ${count} routes in another order than the call before (no change, not a repeat)`,
+        "ratio <= 1.5 (issue 13, for the repeat; this is the planning path beside it)",
+      ),
+      noChangeRow(
+        "4",
+        a,
+        `UpdateRoutes again, same ${count} routes (no change; a repeat of the call before)`,
+        "ratio <= 1.5 (issue 13)",
+      ),
+    );
+  }
+  return rows;
 }

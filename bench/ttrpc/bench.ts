@@ -122,6 +122,29 @@ async function tsRate(client: AgentClient, c: number): Promise<number> {
   return CALLS / ((performance.now() - t0) / 1000);
 }
 
+/** Exec to the first answered Check, and the RSS then ({@link STARTS} starts). */
+async function startRows(dir: string, rows: string[][]): Promise<void> {
+  const startMs: number[] = [];
+  const rssFirst: number[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const sock = join(dir, `start-${i}.sock`);
+    const t0 = performance.now();
+    const p = startServer(NETAGENT, ["--listen", `unix://${sock}`]);
+    await untilCheck(sock, p);
+    startMs.push(performance.now() - t0);
+    rssFirst.push(rssKiB(p.pid as number));
+    await stop(p);
+  }
+  rows.push([
+    `exec -> first answered Check (median of ${STARTS})`,
+    `${median(startMs).toFixed(1)} ms (min ${Math.min(...startMs).toFixed(1)}, max ${Math.max(...startMs).toFixed(1)})`,
+  ]);
+  rows.push([
+    "RSS just after the first Check (median)",
+    `${(median(rssFirst) / 1024).toFixed(1)} MiB`,
+  ]);
+}
+
 async function main() {
   const loadAtStart = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   const dir = mkdtempSync(join(tmpdir(), "netagent-bench-"));
@@ -137,26 +160,7 @@ async function main() {
       rows.push([`size of ${name}`, `${(size / 1048576).toFixed(1)} MiB (${size} bytes)`]);
     }
 
-    // Exec to first answered Check, and RSS.
-    const startMs: number[] = [];
-    const rssFirst: number[] = [];
-    for (let i = 0; i < STARTS; i++) {
-      const sock = join(dir, `start-${i}.sock`);
-      const t0 = performance.now();
-      const p = startServer(NETAGENT, ["--listen", `unix://${sock}`]);
-      await untilCheck(sock, p);
-      startMs.push(performance.now() - t0);
-      rssFirst.push(rssKiB(p.pid as number));
-      await stop(p);
-    }
-    rows.push([
-      `exec -> first answered Check (median of ${STARTS})`,
-      `${median(startMs).toFixed(1)} ms (min ${Math.min(...startMs).toFixed(1)}, max ${Math.max(...startMs).toFixed(1)})`,
-    ]);
-    rows.push([
-      "RSS just after the first Check (median)",
-      `${(median(rssFirst) / 1024).toFixed(1)} MiB`,
-    ]);
+    await startRows(dir, rows);
 
     // Both servers up for the throughput runs; idle RSS first.
     const aSock = join(dir, "netagent.sock");
