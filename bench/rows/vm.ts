@@ -59,13 +59,14 @@ async function measure(
   }
 }
 
-export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
-  const guest = opts.guest ?? "dist/guest";
-  if (opts.guest === undefined) ensureGuestImage();
-  const boot = {
-    image: loadBootSpec(`${guest}/boot-image.json`),
-    initramfs: loadBootSpec(`${guest}/boot-initramfs.json`),
-  };
+/**
+ * The single boots (alternating the modes' order) and the pairs of VMs
+ * side by side, each mode's figures and pair Pss sums.
+ */
+async function measureBoots(
+  boot: Record<Mode, BootSpec>,
+  opts: VmRowOptions,
+): Promise<{ single: Record<Mode, GuestFigures[]>; pairSum: Record<Mode, number[]> }> {
   const single: Record<Mode, GuestFigures[]> = { image: [], initramfs: [] };
   for (let i = 0; i < opts.boots; i++) {
     for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
@@ -84,6 +85,62 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
       );
     }
   }
+  return { single, pairSum };
+}
+
+/** The row of two VMs of `mode` side by side against twice one VM's Pss. */
+function pairRowOf(
+  mode: Mode,
+  id: string,
+  pairSum: Record<Mode, number[]>,
+  onePss: Record<Mode, number>,
+  commands: string[],
+): Row {
+  const sums = pairSum[mode].map(mib);
+  const ratio = median(sums) / ((2 * onePss[mode]) / 1024);
+  return {
+    id,
+    what: `host Pss of two VMs side by side, ${mode} mode, vs twice one VM's`,
+    unit: "MiB",
+    ours: median(sums),
+    reference: (2 * onePss[mode]) / 1024,
+    referenceWhat: `2 x one ${mode} VM`,
+    ratio,
+    ratioNote: "median pair sum / (2 x median single)",
+    oursStats: summarize(sums),
+    goal: mode === "image" ? "clearly < 1 (<= 0.9)" : "-",
+    ...(mode === "image" ? { met: ratio <= 0.9 } : {}),
+    notes: [
+      "QEMU's own binary and libraries are shared in both modes; the image's own share is row 9g2 (its resident pages, one copy in the host page cache). Under TCG most of a QEMU's Pss is guest RAM touched and the translation cache, neither shared.",
+    ],
+    commands,
+  };
+}
+
+/** Two image-mode VMs' host Pss against two initramfs-mode VMs'. */
+function pairsVsRow(pairSum: Record<Mode, number[]>, commands: string[]): Row {
+  return {
+    id: "9h",
+    what: "host Pss of two VMs: image mode vs initramfs mode",
+    unit: "MiB",
+    ours: median(pairSum.image.map(mib)),
+    reference: median(pairSum.initramfs.map(mib)),
+    referenceWhat: "two initramfs VMs",
+    ratio: median(pairSum.image) / median(pairSum.initramfs),
+    oursStats: summarize(pairSum.image.map(mib)),
+    referenceStats: summarize(pairSum.initramfs.map(mib)),
+    commands,
+  };
+}
+
+export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
+  const guest = opts.guest ?? "dist/guest";
+  if (opts.guest === undefined) ensureGuestImage();
+  const boot = {
+    image: loadBootSpec(`${guest}/boot-image.json`),
+    initramfs: loadBootSpec(`${guest}/boot-initramfs.json`),
+  };
+  const { single, pairSum } = await measureBoots(boot, opts);
 
   const of = (mode: Mode, k: Figure) => single[mode].map((f) => f[k]);
   const command = `bun bench/run.ts --rows 9 --vm-boots ${opts.boots} --vm-pairs ${opts.pairs} --vm-idle-ms ${opts.idleMs}${opts.guest === undefined ? "" : ` --vm-guest ${opts.guest}`}${opts.ctl === undefined ? "" : ` --vm-ctl ${opts.ctl}`}`;
@@ -134,39 +191,8 @@ export async function vmRows(opts: VmRowOptions): Promise<Row[]> {
     image: median(of("image", "qemuPssKiB")),
     initramfs: median(of("initramfs", "qemuPssKiB")),
   };
-  const pairRow = (mode: Mode, id: string): Row => {
-    const sums = pairSum[mode].map(mib);
-    const ratio = median(sums) / ((2 * onePss[mode]) / 1024);
-    return {
-      id,
-      what: `host Pss of two VMs side by side, ${mode} mode, vs twice one VM's`,
-      unit: "MiB",
-      ours: median(sums),
-      reference: (2 * onePss[mode]) / 1024,
-      referenceWhat: `2 x one ${mode} VM`,
-      ratio,
-      ratioNote: "median pair sum / (2 x median single)",
-      oursStats: summarize(sums),
-      goal: mode === "image" ? "clearly < 1 (<= 0.9)" : "-",
-      ...(mode === "image" ? { met: ratio <= 0.9 } : {}),
-      notes: [
-        "QEMU's own binary and libraries are shared in both modes; the image's own share is row 9g2 (its resident pages, one copy in the host page cache). Under TCG most of a QEMU's Pss is guest RAM touched and the translation cache, neither shared.",
-      ],
-      commands: base.commands,
-    };
-  };
-  const pairsVs: Row = {
-    id: "9h",
-    what: "host Pss of two VMs: image mode vs initramfs mode",
-    unit: "MiB",
-    ours: median(pairSum.image.map(mib)),
-    reference: median(pairSum.initramfs.map(mib)),
-    referenceWhat: "two initramfs VMs",
-    ratio: median(pairSum.image) / median(pairSum.initramfs),
-    oursStats: summarize(pairSum.image.map(mib)),
-    referenceStats: summarize(pairSum.initramfs.map(mib)),
-    commands: base.commands,
-  };
+  const pairRow = (mode: Mode, id: string) => pairRowOf(mode, id, pairSum, onePss, base.commands);
+  const pairsVs = pairsVsRow(pairSum, base.commands);
   return [
     {
       ...compare(

@@ -79,6 +79,119 @@ export class GuestFollower {
   }
 }
 
+/**
+ * Latency over scripted changes in the pod, in turn a route added, a route
+ * deleted, an IPv6 address changed, a NIC added or removed: per kind and
+ * all, the time until the guest is equal.
+ */
+async function scriptedChanges(
+  o: WatchBenchOptions,
+  w: {
+    pod: PtpPod;
+    guest: Guest;
+    follower: GuestFollower;
+    watch: Watcher | undefined;
+    mac0: string;
+  },
+): Promise<{ byKind: Map<string, number[]>; all: number[] }> {
+  const { pod, guest, follower, watch, mac0 } = w;
+  const byKind = new Map<string, number[]>();
+  const all: number[] = [];
+  let nic: { mac: string; n: number } | undefined;
+  let v6 = 0;
+  await pod.pod.ip("-6", "addr", "add", "2001:db8:90::0/64", "dev", "eth0", "nodad");
+  for (let i = 0; i < o.changes; i++) {
+    const kind = ["route add", "route del", "address change", "nic"][i % 4] as string;
+    const k = Math.floor(i / 4);
+    let macs = [mac0];
+    let label = kind;
+    if (kind === "route add") {
+      await pod.pod.ip(
+        "route",
+        "add",
+        `198.18.${k % 250}.0/24`,
+        "via",
+        "10.248.249.1",
+        "dev",
+        "eth0",
+      );
+    } else if (kind === "route del") {
+      await pod.pod.ip("route", "del", `198.18.${k % 250}.0/24`);
+    } else if (kind === "address change") {
+      await pod.pod.ip("-6", "addr", "del", `2001:db8:90::${v6.toString(16)}/64`, "dev", "eth0");
+      v6++;
+      await pod.pod.ip(
+        "-6",
+        "addr",
+        "add",
+        `2001:db8:90::${v6.toString(16)}/64`,
+        "dev",
+        "eth0",
+        "nodad",
+      );
+    } else if (!nic) {
+      label = "nic added";
+      nic = { mac: randomMac(), n: k };
+      await guest.ns.ip(
+        "link",
+        "add",
+        `gp${k}`,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        `gn${k}`,
+        "address",
+        nic.mac,
+      );
+      await guest.ns.ip("link", "set", `gp${k}`, "up");
+      await addPodNic(pod.pod, pod.host, "eth1", `hb${k}`, nic.mac);
+      await pod.pod.ip("addr", "add", `10.249.${k % 250}.2/24`, "dev", "eth1");
+      macs = [mac0, nic.mac];
+    } else {
+      label = "nic removed";
+      await pod.pod.ip("link", "del", "eth1");
+      macs = [mac0, nic.mac];
+    }
+    const t0 = performance.now();
+    const ms = await follower.settled(t0, macs).catch((err: Error) => {
+      throw new Error(
+        `change ${i} (${label}): ${err.message}; watch said: ${JSON.stringify(watch?.events.slice(-3))}`,
+      );
+    });
+    all.push(ms);
+    byKind.set(label, [...(byKind.get(label) ?? []), ms]);
+    if (label === "nic removed" && nic) {
+      // The VMM unplugs the guest's NIC later; not part of the figure.
+      await guest.ns.ip("link", "del", `gp${nic.n}`);
+      nic = undefined;
+    }
+  }
+  return { byKind, all };
+}
+
+/**
+ * A quiet `quietS` seconds, beside a bare idle Bun process: the CPU each
+ * used (the watcher with its monitors), and the watcher's resyncs meanwhile.
+ */
+async function quietMinute(
+  watch: Watcher,
+  quietS: number,
+): Promise<{ idleMs: number; bareMs: number; quietSyncs: number }> {
+  await new Promise((r) => setTimeout(r, 5000));
+  const bare = spawn(BUN, ["-e", "setTimeout(() => {}, 1e9)"], { stdio: "ignore" });
+  await new Promise((r) => setTimeout(r, 2000));
+  const w0 = cpuTicks(watch.child.pid);
+  const b0 = cpuTicks(bare.pid as number);
+  const quietBefore = watch.events.length;
+  await new Promise((r) => setTimeout(r, quietS * 1000));
+  const idleMs = (cpuTicks(watch.child.pid) - w0) * TICK_MS;
+  const bareMs = (cpuTicks(bare.pid as number) - b0) * TICK_MS;
+  bare.kill("SIGKILL");
+  const quietSyncs = watch.events.slice(quietBefore).filter((e) => e.event === "resync").length;
+  return { idleMs, bareMs, quietSyncs };
+}
+
 export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
   const pod = await PtpPod.create("10.248.249.0/28");
   const mac0 = await pod.mac();
@@ -92,78 +205,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
     await follower.settled(0, [mac0]);
 
     // 1. Latency over scripted changes.
-    const byKind = new Map<string, number[]>();
-    const all: number[] = [];
-    let nic: { mac: string; n: number } | undefined;
-    let v6 = 0;
-    await pod.pod.ip("-6", "addr", "add", "2001:db8:90::0/64", "dev", "eth0", "nodad");
-    for (let i = 0; i < o.changes; i++) {
-      const kind = ["route add", "route del", "address change", "nic"][i % 4] as string;
-      const k = Math.floor(i / 4);
-      let macs = [mac0];
-      let label = kind;
-      if (kind === "route add") {
-        await pod.pod.ip(
-          "route",
-          "add",
-          `198.18.${k % 250}.0/24`,
-          "via",
-          "10.248.249.1",
-          "dev",
-          "eth0",
-        );
-      } else if (kind === "route del") {
-        await pod.pod.ip("route", "del", `198.18.${k % 250}.0/24`);
-      } else if (kind === "address change") {
-        await pod.pod.ip("-6", "addr", "del", `2001:db8:90::${v6.toString(16)}/64`, "dev", "eth0");
-        v6++;
-        await pod.pod.ip(
-          "-6",
-          "addr",
-          "add",
-          `2001:db8:90::${v6.toString(16)}/64`,
-          "dev",
-          "eth0",
-          "nodad",
-        );
-      } else if (!nic) {
-        label = "nic added";
-        nic = { mac: randomMac(), n: k };
-        await guest.ns.ip(
-          "link",
-          "add",
-          `gp${k}`,
-          "type",
-          "veth",
-          "peer",
-          "name",
-          `gn${k}`,
-          "address",
-          nic.mac,
-        );
-        await guest.ns.ip("link", "set", `gp${k}`, "up");
-        await addPodNic(pod.pod, pod.host, "eth1", `hb${k}`, nic.mac);
-        await pod.pod.ip("addr", "add", `10.249.${k % 250}.2/24`, "dev", "eth1");
-        macs = [mac0, nic.mac];
-      } else {
-        label = "nic removed";
-        await pod.pod.ip("link", "del", "eth1");
-        macs = [mac0, nic.mac];
-      }
-      const t0 = performance.now();
-      const ms = await follower.settled(t0, macs).catch((err: Error) => {
-        throw new Error(
-          `change ${i} (${label}): ${err.message}; watch said: ${JSON.stringify(watch?.events.slice(-3))}`,
-        );
-      });
-      all.push(ms);
-      byKind.set(label, [...(byKind.get(label) ?? []), ms]);
-      if (label === "nic removed" && nic) {
-        // The VMM unplugs the guest's NIC later; not part of the figure.
-        await guest.ns.ip("link", "del", `gp${nic.n}`);
-        nic = undefined;
-      }
-    }
+    const { byKind, all } = await scriptedChanges(o, { pod, guest, follower, watch, mac0 });
 
     // 2. Resyncs per change under bursts.
     const burst = async (how: "batch" | "processes", base: number) => {
@@ -189,17 +231,7 @@ export async function watchRows(o: WatchBenchOptions): Promise<Row[]> {
     const procs = await burst("processes", 80);
 
     // 3. A quiet minute, beside a bare idle Bun process.
-    await new Promise((r) => setTimeout(r, 5000));
-    const bare = spawn(BUN, ["-e", "setTimeout(() => {}, 1e9)"], { stdio: "ignore" });
-    await new Promise((r) => setTimeout(r, 2000));
-    const w0 = cpuTicks(watch.child.pid);
-    const b0 = cpuTicks(bare.pid as number);
-    const quietBefore = watch.events.length;
-    await new Promise((r) => setTimeout(r, o.quietS * 1000));
-    const idleMs = (cpuTicks(watch.child.pid) - w0) * TICK_MS;
-    const bareMs = (cpuTicks(bare.pid as number) - b0) * TICK_MS;
-    bare.kill("SIGKILL");
-    const quietSyncs = watch.events.slice(quietBefore).filter((e) => e.event === "resync").length;
+    const { idleMs, bareMs, quietSyncs } = await quietMinute(watch, o.quietS);
 
     const cmd = `bun bench/rows/watch.ts --changes ${o.changes} --quiet-s ${o.quietS}${o.kata ? " --kata" : ""}`;
     const via = o.kata ? "sync --watch --kata" : "sync --watch";
