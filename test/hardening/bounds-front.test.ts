@@ -125,7 +125,9 @@ describe("front mode bounds", () => {
     expect(Number(m?.[2])).toBeGreaterThanOrEqual(STALL_MS);
     expect(agent.child.stderr).toContain("upstream connection closed: upstream stalled");
   });
+});
 
+describe("front mode bounds: a caller that does not read, an upstream that does not answer", () => {
   it("a caller that does not read its answers: the upstream is no longer read for it", async () => {
     const upstream = await standIn("deafcaller");
     const agent = await front(upstream.socket);

@@ -102,7 +102,9 @@ describe("bounds a peer reaches", () => {
     expect(runs).toBeLessThan(40);
     expect(await checkOnFreshConnection(agent.socket)).toBe(0);
   }, 90_000);
+});
 
+describe("bounds a peer reaches: idle connections, log lines", () => {
   it("at the connection cap an idle connection gives way after --idle-timeout-ms, not before", async () => {
     agent = await startHardenedAgent({
       args: ["--log-level", "warn", "--max-connections", "3", "--idle-timeout-ms", "1500"],

@@ -195,7 +195,9 @@ describe("hostile values never reach iproute2", () => {
     expectOneCommandEach(from);
     expect(await ns.routeDump()).toBe(before);
   });
+});
 
+describe("hostile values never reach iproute2: duplicates, 100,000 routes", () => {
   it("duplicates: an exact duplicate is applied once; the same destination with another gateway is a clash", async () => {
     const r = { dest: "10.9.0.0/16", gateway: "10.1.1.1", device: "eth0" };
     const reply = await updateRoutes([r, r, r]);

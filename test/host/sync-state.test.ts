@@ -115,7 +115,9 @@ describe("netagentctl with netagent.v1.Network over real CNI chains", () => {
     const again = await ctl(["--addr", guest.addr, "plan", "--netns", pod.pod.name]);
     expect(again.stdout).toContain("nothing to do");
   });
+});
 
+describe("netagentctl with netagent.v1.Network over real CNI chains: two NICs, chains changed, another pod, an unreadable pod", () => {
   it("two NICs each with sbr: two tables, two rules", async () => {
     const { pod, guest } = await setUp();
     await pod.attach((d) => [ptpPlugin("10.248.1.0/28", d), { type: "sbr" }], {

@@ -121,7 +121,9 @@ describe("what two namespaces configured alike differ in by themselves", () => {
       await b.ip("link", "del", "c0");
     }
   });
+});
 
+describe("what two namespaces configured alike differ in by themselves: addresses, neighbours, sysctls", () => {
   it("addressLifetimes: a lifetime counts down; addressTentative: DAD under way clears by itself", async () => {
     await a.ip(
       "addr",

@@ -143,7 +143,9 @@ describe("UpdateRoutes", () => {
     await updateRoutes([]);
     expect(await typed()).toEqual(before);
   });
+});
 
+describe("UpdateRoutes: defaults, repeated calls, rollback", () => {
   it("masks host bits, takes empty dest as the family's default, honours onlink and scope", async () => {
     await updateRoutes([
       { dest: "192.168.157.204/20", gateway: "10.1.1.1", device: "eth0" },
@@ -219,7 +221,9 @@ describe("UpdateRoutes", () => {
     await updateRoutes([{ dest: "10.20.1.0/24", device: "eth0" }]);
     expect(await routeTable(ns)).toContain("v4 10.20.1.0/24 dev eth0 scope global metric 0");
   });
+});
 
+describe("UpdateRoutes: refusals, concurrent calls, 1,000 routes", () => {
   it("refuses every invalid field with INVALID_ARGUMENT naming it, and changes nothing", async () => {
     await updateRoutes([{ dest: "198.51.100.0/24", gateway: "10.1.1.1", device: "eth0" }]);
     const before = await ns.routeDump();
