@@ -138,7 +138,9 @@ describe("sync carries link and address attributes (issue 22 item 2)", () => {
       "fd00:1::2",
     ]);
   });
+});
 
+describe("sync carries link and address attributes: a second sync, a noprefixroute primary", () => {
   it("a second sync changes attributes in place or makes the address again: broadcast, metric, deprecated, alias, txqueuelen", async () => {
     pair = await MirrorPair.create();
     const ip = (...a: string[]) => pair?.pod.ip(...a);

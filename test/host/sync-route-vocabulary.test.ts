@@ -179,7 +179,9 @@ describe("sync carries the route vocabulary (issue 22, item 2: routes)", () => {
     ]);
     await expectMirrored(s, [["10.11.0.1"]]);
   });
+});
 
+describe("sync carries the route vocabulary: nexthops reached by a route, local and appended routes, the rest", () => {
   it("a nexthop object whose gateway only a route of the pod reaches (not an address's prefix) is made after that route", async () => {
     const s = await setUp([
       ["route", "add", "10.81.0.0/24", "dev", "eth1", "scope", "link"],

@@ -188,7 +188,9 @@ describe("a change record found at start", () => {
     expect(existsSync(rejectedPath())).toBe(true);
     expect(String(logLines(a, /set aside, not applied/)[0]?.reason)).toMatch(reason);
   });
+});
 
+describe("a change record found at start: cut short, of another boot, unreadable", () => {
   it("an AddARPNeighbors cut short before some new entries were added: what it did is undone, and the log says restored, not incomplete", async () => {
     const old = "02:00:00:00:0f:01";
     // Before: .10 permanent. The change (replace .10, add .11 and .12) was
@@ -277,7 +279,9 @@ describe("a change record found at start", () => {
     expect(existsSync(rejectedPath())).toBe(true);
     expect(String(logLines(a, /set aside, not applied/)[0]?.reason)).toMatch(reason);
   });
+});
 
+describe("a change record found at start: not JSON, another netns, a writer alive, a failed restore, too many starts", () => {
   it("a body that is not JSON, under a sound header: set aside", async () => {
     const good = encodeRecord(record()).toString("latin1");
     const body = "{not json";

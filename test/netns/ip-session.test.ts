@@ -135,7 +135,9 @@ describe("IpSession", () => {
     expect(routes.find((x) => x.dst === "10.1.1.0/24")?.dev).toBe("eth1");
     expect(session.started).toBe(2);
   });
+});
 
+describe("IpSession: links added, removed, renamed by a one-shot; a process killed or stuck", () => {
   it("keeps its process when a link is only added (a hot-plugged NIC)", async () => {
     const { ns, session, run, routeDev } = await setup();
     await run(["addr show", "route show"], 2);
@@ -228,7 +230,9 @@ describe("IpSession", () => {
     expect(again.exitCode).toBe(0);
     expect(session.started).toBe(2);
   });
+});
 
+describe("IpSession: a missing binary, warnings, a cancelled call", () => {
   it("says it cannot run a missing binary (INTERNAL, naming it), and runs once it is there", async () => {
     const { ns } = await setup();
     const dir = tempDir("netagent-session-missing-");
