@@ -178,7 +178,9 @@ describe.each(["on", "off"])("--ip-session %s", (mode) => {
       expect(agent.child.stderr).not.toMatch(/restore incomplete/);
     }, 60_000);
   });
+});
 
+describe.each(["on", "off"])("--ip-session %s, a wedged ip and the kernel meanwhile", (mode) => {
   describe("a wedged ip, a cancelled call", () => {
     it("the deadline kills the wedged batch (by PID), the half-applied table is restored, the next call runs", async () => {
       const { ns, ip, agent, update } = await setup(mode);

@@ -12,21 +12,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectMirrorVerdict } from "./complete-helpers";
 import { ctl, Guest, PtpPod, userRoutes } from "./helpers";
 
+let pod: PtpPod;
+let guest: Guest;
+
+beforeAll(async () => {
+  pod = await PtpPod.create();
+  guest = await Guest.create(await pod.mac());
+});
+afterAll(async () => {
+  await guest?.remove();
+  await pod?.remove();
+});
+
+const podName = () => pod.pod.name;
+
 describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
-  let pod: PtpPod;
-  let guest: Guest;
-
-  beforeAll(async () => {
-    pod = await PtpPod.create();
-    guest = await Guest.create(await pod.mac());
-  });
-  afterAll(async () => {
-    await guest?.remove();
-    await pod?.remove();
-  });
-
-  const podName = () => pod.pod.name;
-
   it("diff says different before the sync, equal after it", async () => {
     const before = await ctl(["--addr", guest.addr, "diff", "--kata", "--netns", podName()]);
     expect(before.code, before.stderr).toBe(1);
@@ -83,7 +83,9 @@ describe("sync from a CNI ptp pod into an agent in a guest netns", () => {
       { dst: "default", gateway: "10.248.246.145", dev: "eth0" },
     ]);
   });
+});
 
+describe("sync from a CNI ptp pod into an agent in a guest netns: a second sync", () => {
   it("after the pod gains and loses routes, a second sync (netns by path) makes them equal again", async () => {
     // Extra: an IPv4 route, an IPv6 address and route. Lost: ptp's subnet route.
     await pod.pod.ip("route", "add", "192.0.2.0/24", "via", "10.248.246.145", "dev", "eth0");

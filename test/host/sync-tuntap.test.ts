@@ -109,7 +109,9 @@ describe("issue 22: tun devices are carried", () => {
     const main = (ns: Netns) => ns.json<unknown[]>("route", "show", "table", "main", "dev", "eth0");
     expect(await main(guestNs)).toEqual(await main(pod));
   });
+});
 
+describe("issue 22: tun devices are carried: an Apply that fails, bad input", () => {
   it("an Apply that fails after making a tun leaves the guest as it was; bad input changes nothing", async () => {
     const p = await pair();
     const client = await AgentClient.connect(p.guest.addr);

@@ -179,7 +179,9 @@ describe("UpdateInterface", () => {
       await side.remove();
     }
   });
+});
 
+describe("UpdateInterface: refusals, IPv4-only guests, a failure part-way, a low MTU", () => {
   it("refuses invalid fields with INVALID_ARGUMENT and changes nothing", async () => {
     const before = await linkState();
     const cases: [IfaceInit, string][] = [
