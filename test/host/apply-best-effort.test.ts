@@ -27,82 +27,81 @@ import { allRoutes, sysctl } from "./state-helpers";
 
 const MAC = randomMac();
 
+let guest: Guest;
+let client: AgentClient;
+
+beforeAll(async () => {
+  guest = await Guest.create(MAC);
+  // A guest whose NIC has IPv6 off: an IPv6 address there is refused (EACCES).
+  const off = await run("ip", [
+    "netns",
+    "exec",
+    guest.ns.name,
+    "sysctl",
+    "-qw",
+    "net.ipv6.conf.gst0.disable_ipv6=1",
+  ]);
+  expect(off.code, off.stderr).toBe(0);
+  client = await AgentClient.connect(guest.addr);
+});
+afterAll(async () => {
+  client?.close();
+  await guest?.remove();
+});
+
+const unreachable = (n: number) =>
+  create(RouteSchema, { dest: `198.51.${n}.0/24`, gateway: "203.0.113.1", device: "eth0" });
+
+function desired(extraRoutes: number): State {
+  return create(StateSchema, {
+    interfaces: [
+      create(InterfaceSchema, {
+        mac: MAC,
+        name: "eth0",
+        up: true,
+        addresses: [
+          { address: "10.1.0.2", prefix: 24 },
+          { address: "fd00::2", prefix: 64 },
+        ],
+      }),
+    ],
+    routes: [
+      unreachable(0),
+      create(RouteSchema, { dest: "10.2.0.0/16", gateway: "10.1.0.1", device: "eth0" }),
+      ...Array.from({ length: extraRoutes }, (_, i) => unreachable(i + 1)),
+    ],
+    sysctls: [
+      create(SysctlSchema, { key: "net.ipv4.conf.eth0.no_such_key_here", value: "1" }),
+      create(SysctlSchema, { key: "net.ipv4.ip_local_port_range", value: "50000 1000" }),
+      create(SysctlSchema, { key: "net.ipv4.conf.eth0.rp_filter", value: "2" }),
+    ],
+  });
+}
+
+async function fails(state: State, bestEffort: boolean): Promise<TtrpcError> {
+  try {
+    await client.unary(Network.method.apply, { desired: state, exact: true, bestEffort });
+  } catch (err) {
+    return err as TtrpcError;
+  }
+  throw new Error("Apply succeeded");
+}
+
+// The restore renames the NIC back (down and up): its carrier comes back by itself, a moment later.
+const carrierBack = () =>
+  waitFor(
+    async () =>
+      (await guest.ns.json<{ operstate: string }[]>("link", "show", "gst0"))[0]?.operstate === "UP",
+    { what: "gst0's carrier back after the restore" },
+  );
+
+const everything = async () => ({
+  links: await snapshot(guest.ns),
+  routes: await allRoutes(guest.ns),
+  ports: await sysctl(guest.ns, "net.ipv4.ip_local_port_range"),
+});
+
 describe("Apply with best_effort", { timeout: 180_000 }, () => {
-  let guest: Guest;
-  let client: AgentClient;
-
-  beforeAll(async () => {
-    guest = await Guest.create(MAC);
-    // A guest whose NIC has IPv6 off: an IPv6 address there is refused (EACCES).
-    const off = await run("ip", [
-      "netns",
-      "exec",
-      guest.ns.name,
-      "sysctl",
-      "-qw",
-      "net.ipv6.conf.gst0.disable_ipv6=1",
-    ]);
-    expect(off.code, off.stderr).toBe(0);
-    client = await AgentClient.connect(guest.addr);
-  });
-  afterAll(async () => {
-    client?.close();
-    await guest?.remove();
-  });
-
-  const unreachable = (n: number) =>
-    create(RouteSchema, { dest: `198.51.${n}.0/24`, gateway: "203.0.113.1", device: "eth0" });
-
-  function desired(extraRoutes: number): State {
-    return create(StateSchema, {
-      interfaces: [
-        create(InterfaceSchema, {
-          mac: MAC,
-          name: "eth0",
-          up: true,
-          addresses: [
-            { address: "10.1.0.2", prefix: 24 },
-            { address: "fd00::2", prefix: 64 },
-          ],
-        }),
-      ],
-      routes: [
-        unreachable(0),
-        create(RouteSchema, { dest: "10.2.0.0/16", gateway: "10.1.0.1", device: "eth0" }),
-        ...Array.from({ length: extraRoutes }, (_, i) => unreachable(i + 1)),
-      ],
-      sysctls: [
-        create(SysctlSchema, { key: "net.ipv4.conf.eth0.no_such_key_here", value: "1" }),
-        create(SysctlSchema, { key: "net.ipv4.ip_local_port_range", value: "50000 1000" }),
-        create(SysctlSchema, { key: "net.ipv4.conf.eth0.rp_filter", value: "2" }),
-      ],
-    });
-  }
-
-  async function fails(state: State, bestEffort: boolean): Promise<TtrpcError> {
-    try {
-      await client.unary(Network.method.apply, { desired: state, exact: true, bestEffort });
-    } catch (err) {
-      return err as TtrpcError;
-    }
-    throw new Error("Apply succeeded");
-  }
-
-  // The restore renames the NIC back (down and up): its carrier comes back by itself, a moment later.
-  const carrierBack = () =>
-    waitFor(
-      async () =>
-        (await guest.ns.json<{ operstate: string }[]>("link", "show", "gst0"))[0]?.operstate ===
-        "UP",
-      { what: "gst0's carrier back after the restore" },
-    );
-
-  const everything = async () => ({
-    links: await snapshot(guest.ns),
-    routes: await allRoutes(guest.ns),
-    ports: await sysctl(guest.ns, "net.ipv4.ip_local_port_range"),
-  });
-
   it("without it, the first refusal fails the call and nothing changes", async () => {
     const before = await everything();
     const err = await fails(desired(0), false);

@@ -44,23 +44,23 @@ const tableCounts = async (guest: Guest) => {
   return Object.fromEntries([...n].filter(([t]) => t !== "local"));
 };
 
+let guest: Guest;
+let client: AgentClient;
+let macs: string[];
+
+beforeAll(async () => {
+  guest = await Guest.create();
+  macs = [randomMac(), randomMac()];
+  await addVeth(guest.ns, "eth0", macs[0] as string);
+  await addVeth(guest.ns, "eth1", macs[1] as string);
+  client = await AgentClient.connect(guest.addr);
+}, 60_000);
+afterAll(async () => {
+  client?.close();
+  await guest?.remove();
+});
+
 describe("a large Apply in parallel parts", () => {
-  let guest: Guest;
-  let client: AgentClient;
-  let macs: string[];
-
-  beforeAll(async () => {
-    guest = await Guest.create();
-    macs = [randomMac(), randomMac()];
-    await addVeth(guest.ns, "eth0", macs[0] as string);
-    await addVeth(guest.ns, "eth1", macs[1] as string);
-    client = await AgentClient.connect(guest.addr);
-  }, 60_000);
-  afterAll(async () => {
-    client?.close();
-    await guest?.remove();
-  });
-
   it("runs the runner's parts in two processes: the guest as planned, a refusal named in the whole batch", async () => {
     await client.unary(Network.method.apply, { desired: largeState(macs) }, { timeoutMs: 120_000 });
     const runner = new IpRunner({ netns: guest.ns.name, parallel: 2 });
@@ -136,7 +136,9 @@ describe("a large Apply in parallel parts", () => {
     expect(plan2.batch[e.lineIndex as number]).toBe(e.line);
     expect(e.ipMessage).toMatch(/gateway|unreachable/i);
   }, 180_000);
+});
 
+describe("a large Apply in parallel parts: a route the kernel refuses", () => {
   it("fails an agent's Apply on a route the kernel refuses, the guest as before", async () => {
     const good: State = largeState(macs);
     await client.unary(

@@ -33,72 +33,72 @@ const KEYS = [
 
 const sysctlOf = (key: string, value: string) => create(SysctlSchema, { key, value });
 
+let pod: ChainPod;
+let guest: Guest;
+let client: AgentClient;
+let synced: State;
+
+beforeAll(async () => {
+  pod = await ChainPod.create();
+  await pod.attach(ptpTuningSbr());
+  guest = await Guest.create();
+  await guest.addNic("gst0", await pod.mac());
+  const s = await ctl(["--addr", guest.addr, "sync", "--netns", pod.pod.name]);
+  expect(s.code, s.stderr).toBe(0);
+  client = await AgentClient.connect(guest.addr);
+  synced = await client.unary(Network.method.get, {});
+});
+afterAll(async () => {
+  client?.close();
+  await guest?.remove();
+  await pod?.remove();
+});
+
+async function everything(): Promise<Record<string, unknown>> {
+  const values: Record<string, string> = {};
+  for (const k of KEYS) values[k] = await sysctl(guest.ns, k);
+  return {
+    links: await snapshot(guest.ns),
+    routes: await allRoutes(guest.ns),
+    rules: await rules(guest.ns),
+    sysctls: values,
+    nexthops: await guest.ns.json("nexthop", "show"),
+  };
+}
+
+/** The synced state with rules, tables, the link and sysctls changed. */
+function changed(extra: (s: State) => void): State {
+  const s = create(StateSchema, structuredClone(synced));
+  for (const r of s.routes) if (r.table === 100) r.table = 200;
+  for (const r of s.rules)
+    if (r.table === 100) {
+      r.table = 200;
+      r.priority = 32000;
+    }
+  const eth0 = s.interfaces.find((i) => i.name === "eth0");
+  if (eth0) {
+    eth0.mtu = 1300;
+    eth0.addresses.push(create(AddressSchema, { address: "192.0.2.77", prefix: 24 }));
+  }
+  s.sysctls = [
+    sysctlOf("net.ipv4.conf.eth0.rp_filter", "1"),
+    sysctlOf("net.ipv4.conf.all.forwarding", "1"),
+    sysctlOf("net.ipv4.conf.eth0.arp_ignore", "2"),
+  ];
+  extra(s);
+  return s;
+}
+
+async function applyFails(desired: State): Promise<TtrpcError> {
+  try {
+    await client.unary(Network.method.apply, { desired, exact: true });
+  } catch (err) {
+    return err as TtrpcError;
+  }
+  throw new Error("Apply succeeded");
+}
+
 describe("Apply: all or nothing", () => {
-  let pod: ChainPod;
-  let guest: Guest;
-  let client: AgentClient;
-  let synced: State;
-
-  beforeAll(async () => {
-    pod = await ChainPod.create();
-    await pod.attach(ptpTuningSbr());
-    guest = await Guest.create();
-    await guest.addNic("gst0", await pod.mac());
-    const s = await ctl(["--addr", guest.addr, "sync", "--netns", pod.pod.name]);
-    expect(s.code, s.stderr).toBe(0);
-    client = await AgentClient.connect(guest.addr);
-    synced = await client.unary(Network.method.get, {});
-  });
-  afterAll(async () => {
-    client?.close();
-    await guest?.remove();
-    await pod?.remove();
-  });
-
-  async function everything(): Promise<Record<string, unknown>> {
-    const values: Record<string, string> = {};
-    for (const k of KEYS) values[k] = await sysctl(guest.ns, k);
-    return {
-      links: await snapshot(guest.ns),
-      routes: await allRoutes(guest.ns),
-      rules: await rules(guest.ns),
-      sysctls: values,
-      nexthops: await guest.ns.json("nexthop", "show"),
-    };
-  }
-
-  /** The synced state with rules, tables, the link and sysctls changed. */
-  function changed(extra: (s: State) => void): State {
-    const s = create(StateSchema, structuredClone(synced));
-    for (const r of s.routes) if (r.table === 100) r.table = 200;
-    for (const r of s.rules)
-      if (r.table === 100) {
-        r.table = 200;
-        r.priority = 32000;
-      }
-    const eth0 = s.interfaces.find((i) => i.name === "eth0");
-    if (eth0) {
-      eth0.mtu = 1300;
-      eth0.addresses.push(create(AddressSchema, { address: "192.0.2.77", prefix: 24 }));
-    }
-    s.sysctls = [
-      sysctlOf("net.ipv4.conf.eth0.rp_filter", "1"),
-      sysctlOf("net.ipv4.conf.all.forwarding", "1"),
-      sysctlOf("net.ipv4.conf.eth0.arp_ignore", "2"),
-    ];
-    extra(s);
-    return s;
-  }
-
-  async function applyFails(desired: State): Promise<TtrpcError> {
-    try {
-      await client.unary(Network.method.apply, { desired, exact: true });
-    } catch (err) {
-      return err as TtrpcError;
-    }
-    throw new Error("Apply succeeded");
-  }
-
   it("a sysctl the kernel refuses, written last: links, tables, rules and the sysctls written before are restored", async () => {
     const before = await everything();
     // min above max: valid text, refused by the kernel (EINVAL) after the batch and two writes.
@@ -172,7 +172,9 @@ describe("Apply: all or nothing", () => {
     await client.unary(Network.method.apply, { desired: synced, exact: true });
     expect(await guest.ns.json("nexthop", "show")).toEqual([]);
   });
+});
 
+describe("Apply: all or nothing: dry_run, bad input", () => {
   it("dry_run answers the plan, in order, and changes nothing", async () => {
     const before = await everything();
     const answer = await client.unary(Network.method.apply, {
@@ -271,7 +273,9 @@ describe("Apply: all or nothing", () => {
     }
     expect(await everything()).toEqual(before);
   });
+});
 
+describe("Apply: all or nothing: a large state", () => {
   it("a large state (validated while the guest is read) is applied whole, then the synced one again", async () => {
     const before = await everything();
     const desired = create(StateSchema, structuredClone(synced));
