@@ -58,65 +58,65 @@ async function side(subnet: string, dir: string, name: string, policy = false): 
 
 const equalNow = (s: Side) => guestEqualsPod(s.pod.pod, s.guest.ns, [s.mac]);
 
+const tmp = tempDir("netagent-follow-");
+const goRoot = tmp.join("run/vc/sbs");
+const rsRoot = tmp.join("run/kata");
+const status = tmp.join("status.sock");
+let followNs: Netns;
+let f: FollowerProc;
+let a: Side;
+let b: Side;
+let c: Side;
+const servers: { close(): void }[] = [];
+const shims: { stop(): void }[] = [];
+
+beforeAll(async () => {
+  mkdirSync(goRoot, { recursive: true });
+  followNs = await Netns.create("nh5f");
+  a = await side("10.248.250.0/28", tmp.path, "a");
+  b = await side("10.248.250.16/28", tmp.path, "b");
+  c = await side("10.248.250.32/28", tmp.path, "c", true);
+  // Sandbox c, Go layout without a shim socket: the address from persist.json.
+  const dirC = sandboxDir(goRoot, "sbx-c");
+  writeFileSync(
+    join(dirC, "persist.json"),
+    JSON.stringify(
+      goPersist({
+        netns: `/var/run/netns/${c.pod.pod.name}`,
+        agentUrl: `unix://${c.socket}`,
+        mac: c.mac,
+      }),
+    ),
+    { mode: 0o600 },
+  );
+  // Sandbox a, Go layout: the agent behind a hybrid vsock, its address from the shim.
+  const dirA = sandboxDir(goRoot, "sbx-a");
+  servers.push(await hybridVsock(join(dirA, "kata.hvsock"), a.socket));
+  writeFileSync(
+    join(dirA, "persist.json"),
+    JSON.stringify(goPersist({ netns: `/var/run/netns/${a.pod.pod.name}`, mac: a.mac })),
+    { mode: 0o600 },
+  );
+  shims.push(shimMonitor(dirA, () => `hvsock://${join(dirA, "kata.hvsock")}:1024`));
+  f = await FollowerProc.start(followNs, [goRoot, rsRoot], status);
+});
+
+afterAll(async () => {
+  if (process.env.FOLLOW_DUMP)
+    writeFileSync(process.env.FOLLOW_DUMP, f.events.map((e) => JSON.stringify(e)).join("\n"));
+  await f?.child.kill();
+  for (const s of shims) s.stop();
+  for (const s of servers) s.close();
+  for (const s of [a, b, c]) {
+    await s?.agent.kill();
+    await s?.guest.remove();
+    await s?.pod.remove().catch(() => {});
+  }
+  await followNs?.remove();
+  tmp.remove();
+});
+
 describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
-  const tmp = tempDir("netagent-follow-");
-  const goRoot = tmp.join("run/vc/sbs");
-  const rsRoot = tmp.join("run/kata");
-  const status = tmp.join("status.sock");
-  let followNs: Netns;
-  let f: FollowerProc;
-  let a: Side;
-  let b: Side;
-  let c: Side;
-  const servers: { close(): void }[] = [];
-  const shims: { stop(): void }[] = [];
-
-  beforeAll(async () => {
-    mkdirSync(goRoot, { recursive: true });
-    followNs = await Netns.create("nh5f");
-    a = await side("10.248.250.0/28", tmp.path, "a");
-    b = await side("10.248.250.16/28", tmp.path, "b");
-    c = await side("10.248.250.32/28", tmp.path, "c", true);
-    // Sandbox c, Go layout without a shim socket: the address from persist.json.
-    const dirC = sandboxDir(goRoot, "sbx-c");
-    writeFileSync(
-      join(dirC, "persist.json"),
-      JSON.stringify(
-        goPersist({
-          netns: `/var/run/netns/${c.pod.pod.name}`,
-          agentUrl: `unix://${c.socket}`,
-          mac: c.mac,
-        }),
-      ),
-      { mode: 0o600 },
-    );
-    // Sandbox a, Go layout: the agent behind a hybrid vsock, its address from the shim.
-    const dirA = sandboxDir(goRoot, "sbx-a");
-    servers.push(await hybridVsock(join(dirA, "kata.hvsock"), a.socket));
-    writeFileSync(
-      join(dirA, "persist.json"),
-      JSON.stringify(goPersist({ netns: `/var/run/netns/${a.pod.pod.name}`, mac: a.mac })),
-      { mode: 0o600 },
-    );
-    shims.push(shimMonitor(dirA, () => `hvsock://${join(dirA, "kata.hvsock")}:1024`));
-    f = await FollowerProc.start(followNs, [goRoot, rsRoot], status);
-  });
-
-  afterAll(async () => {
-    if (process.env.FOLLOW_DUMP)
-      writeFileSync(process.env.FOLLOW_DUMP, f.events.map((e) => JSON.stringify(e)).join("\n"));
-    await f?.child.kill();
-    for (const s of shims) s.stop();
-    for (const s of servers) s.close();
-    for (const s of [a, b, c]) {
-      await s?.agent.kill();
-      await s?.guest.remove();
-      await s?.pod.remove().catch(() => {});
-    }
-    await followNs?.remove();
-    tmp.remove();
-  });
-
   it("syncs a sandbox found at start: equal by an independent read", async () => {
     const s = await f.until("sbx-a", (x) => x.state === "equal", "equal");
     expect(s.addr).toBe(`hvsock://${join(goRoot, "sbx-a", "kata.hvsock")}:1024`);
@@ -195,7 +195,9 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
     await f.until("sbx-c", (x) => x.state === "equal", "equal again after the pod changed");
     expect(await equalNow(c)).toBe(true);
   });
+});
 
+describe("follow keeps every Kata sandbox's guest equal to its pod: hostile sandboxes", () => {
   it("hostile sandboxes each fail with their reason; the others go on; the follower lives", async () => {
     const outside = tmp.join("outside");
     mkdirSync(outside, { recursive: true });
@@ -272,7 +274,9 @@ describe("follow keeps every Kata sandbox's guest equal to its pod", () => {
       what: "hostile sandboxes dropped with their directories",
     });
   });
+});
 
+describe("follow keeps every Kata sandbox's guest equal to its pod: half-written files, restarts, removals", () => {
   it("a persist.json met half written is read again at its next write, not failed", async () => {
     const dir = sandboxDir(goRoot, "h-half");
     const text = JSON.stringify(
