@@ -13,7 +13,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApplyRequestSchema, StateSchema, SysctlSchema } from "../../src/gen/network_pb";
@@ -21,7 +21,7 @@ import { readPodRequests } from "../../src/host/pod/pod-requests";
 import { readFreshDefaults, readPodFullState } from "../../src/host/pod/pod-state";
 import { applyRequestFor } from "../../src/host/sync/drive-state";
 import { Code } from "../../src/ttrpc/codes";
-import { NETAGENT, type RunningAgent } from "../helpers/agent";
+import { type RunningAgent } from "../helpers/agent";
 import { goClient, goPrograms } from "../helpers/go";
 import { saveIn } from "../helpers/iptables";
 import { ctl, Guest, type Netns, PtpPod, tempDir } from "./helpers";
@@ -68,50 +68,30 @@ function firstDifference(a: string, b: string): string {
   return `${JSON.stringify(a.slice(Math.max(0, i - 120), i + 80))} became ${JSON.stringify(b.slice(Math.max(0, i - 120), i + 80))}`;
 }
 
-describe("a policy that does not parse", () => {
-  it("stops the agent with exit 2 naming the field, before it listens", () => {
-    const d = tempDir("netagent-policy-bad-");
-    try {
-      const bad = d.join("bad.json");
-      writeFileSync(bad, '{"netagentPolicy": 1, "routes": {"gateways": ["10.0.0.1/40"]}}');
-      const r = spawnSync(
-        NETAGENT,
-        ["--listen", `unix://${d.join("a.sock")}`, "--state-dir", d.join("state"), "--policy", bad],
-        { encoding: "utf8", timeout: 30_000 },
-      );
-      expect(r.status).toBe(2);
-      expect(r.stderr).toContain("routes.gateways.0: is not a CIDR");
-      expect(existsSync(d.join("a.sock"))).toBe(false);
-    } finally {
-      d.remove();
-    }
-  });
+let pod: PtpPod;
+let guest: Guest;
+const dir = tempDir("netagent-policy-");
+let policyFile: string;
+let policy: Record<string, unknown>;
+const podName = () => pod.pod.name;
+
+beforeAll(async () => {
+  goPrograms();
+  pod = await PtpPod.create();
+  const out = await ctl(["policy", "--netns", podName()]);
+  expect(out.code, out.stderr).toBe(0);
+  policy = JSON.parse(out.stdout);
+  policyFile = dir.join("policy.json");
+  writeFileSync(policyFile, out.stdout);
+  guest = await Guest.create(await pod.mac(), "gst0", ["--policy", policyFile]);
+});
+afterAll(async () => {
+  await guest?.remove();
+  await pod?.remove();
+  dir.remove();
 });
 
 describe("a hostile host against a guest under its pod's generated policy", () => {
-  let pod: PtpPod;
-  let guest: Guest;
-  const dir = tempDir("netagent-policy-");
-  let policyFile: string;
-  let policy: Record<string, unknown>;
-  const podName = () => pod.pod.name;
-
-  beforeAll(async () => {
-    goPrograms();
-    pod = await PtpPod.create();
-    const out = await ctl(["policy", "--netns", podName()]);
-    expect(out.code, out.stderr).toBe(0);
-    policy = JSON.parse(out.stdout);
-    policyFile = dir.join("policy.json");
-    writeFileSync(policyFile, out.stdout);
-    guest = await Guest.create(await pod.mac(), "gst0", ["--policy", policyFile]);
-  });
-  afterAll(async () => {
-    await guest?.remove();
-    await pod?.remove();
-    dir.remove();
-  });
-
   it("the pod's own network syncs under it (Apply and the Kata sequence), diff EQUAL", async () => {
     console.log(`generated policy of the ptp pod:\n${JSON.stringify(policy, null, 2)}`);
     for (const kata of [[], ["--kata"]]) {
@@ -171,7 +151,9 @@ describe("a hostile host against a guest under its pod's generated policy", () =
     const text = Buffer.from(metrics?.results?.[0]?.payload ?? "", "hex").toString("latin1");
     expect(text).toMatch(/netagent_policy_refusals_total\{rule="routes\.gateways"\} [1-9]/);
   }, 300_000);
+});
 
+describe("a hostile host against a guest under its pod's generated policy: the CNI network's policies, the running phase", () => {
   it("the policy of every pod of its CNI network (--cni-config) admits the pod's sync too", async () => {
     const conf = dir.join("ptp.conflist");
     writeFileSync(

@@ -7,15 +7,16 @@
  * resyncs); a NIC added to the pod (its guest twin hot-plugged later); the
  * NIC removed (guest twin stripped); the agent restarted (reconnect and
  * resend); a quiet spell (no CPU, no sync); SIGTERM during a sync (it
- * finishes first, exit 0); the pod namespace deleted (exit 0); and the
- * usage it refuses.
+ * finishes first, exit 0); the pod namespace deleted (exit 0). A
+ * namespace by /proc path, and the usage it refuses:
+ * sync-watch-usage.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WatchEvent } from "../../src/host/watch/watch-output";
 import { agentAt } from "../helpers/agent";
 import { rulesIn } from "../helpers/iptables";
 import { type Child, run } from "../helpers/process";
-import { ctl, Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
+import { Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
 import { addPodNic, addressesOf, cpuTicks, guestEqualsPod, Watcher } from "./watch-helpers";
 
 type Resync = Extract<WatchEvent, { event: "resync" }>;
@@ -31,43 +32,43 @@ async function guestTwin(ns: Netns, name: string, mac: string): Promise<void> {
   await ns.ip("link", "set", `${name}p`, "up");
 }
 
+let pod: PtpPod;
+let guest: Guest;
+let agent: Child;
+let watch: Watcher;
+const dir = tempDir("netagent-watch-");
+const socket = dir.join("agent.sock");
+const addr = `unix://${socket}`;
+let mac0: string;
+let podRemoved = false;
+const mac1 = randomMac();
+
+const equal = (what: string, macs = [mac0]) =>
+  waitFor(() => guestEqualsPod(pod.pod, guest.ns, macs), {
+    what: `guest equal to pod: ${what}`,
+    timeoutMs: 20_000,
+  });
+
+beforeAll(async () => {
+  pod = await PtpPod.create("10.248.247.0/28");
+  mac0 = await pod.mac();
+  guest = await Guest.create(mac0);
+  // The shared guest's own agent is not the one driven here: stop it and
+  // run one on a fixed path that can be restarted.
+  await guest.agent.stop();
+  agent = await agentAt(guest.ns, socket);
+  watch = await Watcher.start(addr, pod.pod.name);
+});
+afterAll(async () => {
+  await watch?.child.kill();
+  await agent?.kill();
+  // The whole guest: its netns and its NIC's wire netns (its agent is stopped already).
+  await guest?.remove();
+  if (!podRemoved) await pod?.remove();
+  dir.remove();
+});
+
 describe("sync --watch follows a pod", () => {
-  let pod: PtpPod;
-  let guest: Guest;
-  let agent: Child;
-  let watch: Watcher;
-  const dir = tempDir("netagent-watch-");
-  const socket = dir.join("agent.sock");
-  const addr = `unix://${socket}`;
-  let mac0: string;
-  let podRemoved = false;
-  const mac1 = randomMac();
-
-  const equal = (what: string, macs = [mac0]) =>
-    waitFor(() => guestEqualsPod(pod.pod, guest.ns, macs), {
-      what: `guest equal to pod: ${what}`,
-      timeoutMs: 20_000,
-    });
-
-  beforeAll(async () => {
-    pod = await PtpPod.create("10.248.247.0/28");
-    mac0 = await pod.mac();
-    guest = await Guest.create(mac0);
-    // The shared guest's own agent is not the one driven here: stop it and
-    // run one on a fixed path that can be restarted.
-    await guest.agent.stop();
-    agent = await agentAt(guest.ns, socket);
-    watch = await Watcher.start(addr, pod.pod.name);
-  });
-  afterAll(async () => {
-    await watch?.child.kill();
-    await agent?.kill();
-    // The whole guest: its netns and its NIC's wire netns (its agent is stopped already).
-    await guest?.remove();
-    if (!podRemoved) await pod?.remove();
-    dir.remove();
-  });
-
   it("the first sync makes the guest equal to the pod", async () => {
     const first = watch.resyncs()[0];
     expect(first?.initial).toBe(true);
@@ -157,7 +158,9 @@ describe("sync --watch follows a pod", () => {
     expect(n).toBeLessThanOrEqual(5);
     expect(watch.resyncs().at(-1)?.guestRoutes).toBeGreaterThan(200);
   });
+});
 
+describe("sync --watch follows a pod: a NIC added and removed, the agent restarted", () => {
   it("a NIC added to the pod: the sync waits for the guest's hot-plugged twin", async () => {
     await addPodNic(pod.pod, pod.host, "eth1", `h1${pod.pod.name.slice(-6)}`, mac1);
     await pod.pod.ip("addr", "add", "10.14.1.2/24", "dev", "eth1");
@@ -221,7 +224,9 @@ describe("sync --watch follows a pod", () => {
     expect(e.event).toBe("resync");
     await equal("after the agent's restart");
   });
+});
 
+describe("sync --watch follows a pod: a quiet pod, SIGTERM, the pod deleted", () => {
   it("a quiet pod costs no CPU and no sync", async () => {
     // What one resync costs here and now (a pod change read, diffed and
     // applied): the yardstick, measured under the same load as the window.
@@ -292,64 +297,5 @@ describe("sync --watch follows a pod", () => {
     const exit = await w.child.exited;
     expect(exit.code, w.child.stderr).toBe(0);
     expect(w.events.at(-1)).toMatchObject({ event: "end", reason: "netns-deleted" });
-  });
-});
-
-describe("sync --watch on a /proc/PID/ns/net path", () => {
-  it("ends with exit 0 when the process holding the namespace ends", async () => {
-    const pod = await Netns.create("nwp");
-    const guest = await Guest.create();
-    let holder: Child | undefined;
-    try {
-      const { start } = await import("../helpers/process");
-      // not a wait: the process holding the pod's namespace, ended by the test
-      holder = start("ip", ["netns", "exec", pod.name, "sleep", "600"]);
-      await waitFor(() => holder?.running && holder.pid, { what: "the holder" });
-      const w = await Watcher.start(guest.addr, `/proc/${holder.pid}/ns/net`);
-      expect(w.resyncs()[0]?.initial).toBe(true);
-      await holder.kill();
-      const exit = await w.child.exited;
-      expect(exit.code, w.child.stderr).toBe(0);
-      expect(w.events.at(-1)).toMatchObject({ event: "end", reason: "netns-deleted" });
-    } finally {
-      await holder?.kill();
-      await guest.remove();
-      await pod.remove();
-    }
-  });
-});
-
-describe("sync --watch refuses what it cannot follow (exit 2, nothing sent)", () => {
-  it("a CNI result, --dry-run, --debounce alone or out of range", async () => {
-    const dir = tempDir("netagent-watch-usage-");
-    try {
-      const file = dir.join("r.json");
-      await Bun.write(
-        file,
-        JSON.stringify({
-          cniVersion: "1.0.0",
-          interfaces: [{ name: "eth0", mac: randomMac(), sandbox: "/run/netns/pod" }],
-          ips: [{ interface: 0, address: "10.77.0.2/24", gateway: "10.77.0.1" }],
-        }),
-      );
-      const ns = await Netns.create("nwu");
-      try {
-        const cases: [string[], RegExp][] = [
-          [["--cni-result", file, "--watch"], /--watch needs --netns/],
-          [["--netns", ns.name, "--watch", "--dry-run"], /do not go together/],
-          [["--netns", ns.name, "--debounce", "50"], /--debounce needs --watch/],
-          [["--netns", ns.name, "--watch", "--debounce", "-1"], /--debounce: "-1"/],
-        ];
-        for (const [args, message] of cases) {
-          const r = await ctl(["--addr", "unix:///nonexistent.sock", "sync", ...args]);
-          expect(r.code, r.stderr).toBe(2);
-          expect(r.stderr).toMatch(message);
-        }
-      } finally {
-        await ns.remove();
-      }
-    } finally {
-      dir.remove();
-    }
   });
 });
