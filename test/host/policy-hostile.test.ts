@@ -21,7 +21,7 @@ import { readPodRequests } from "../../src/host/pod/pod-requests";
 import { readFreshDefaults, readPodFullState } from "../../src/host/pod/pod-state";
 import { applyRequestFor } from "../../src/host/sync/drive-state";
 import { Code } from "../../src/ttrpc/codes";
-import { type RunningAgent } from "../helpers/agent";
+import type { RunningAgent } from "../helpers/agent";
 import { goClient, goPrograms } from "../helpers/go";
 import { saveIn } from "../helpers/iptables";
 import { ctl, Guest, type Netns, PtpPod, tempDir } from "./helpers";

@@ -16,7 +16,7 @@ import type { WatchEvent } from "../../src/host/watch/watch-output";
 import { agentAt } from "../helpers/agent";
 import { rulesIn } from "../helpers/iptables";
 import { type Child, run } from "../helpers/process";
-import { Guest, Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
+import { Guest, type Netns, PtpPod, randomMac, tempDir, waitFor } from "./helpers";
 import { addPodNic, addressesOf, cpuTicks, guestEqualsPod, Watcher } from "./watch-helpers";
 
 type Resync = Extract<WatchEvent, { event: "resync" }>;
