@@ -5,17 +5,10 @@
  * agent's validation refuses it first, `validation`). Kata requests go
  * through containerd's Go ttrpc client, Apply ones too (same wire).
  */
-import { clone, create, toBinary } from "@bufbuild/protobuf";
-import {
-  AddARPNeighborsRequestSchema,
-  SetIPTablesRequestSchema,
-  UpdateInterfaceRequestSchema,
-  UpdateRoutesRequestSchema,
-} from "../../src/gen/agent_pb";
+import { create } from "@bufbuild/protobuf";
 import {
   AddressSchema,
   type ApplyRequest,
-  ApplyRequestSchema,
   AttrSchema,
   NeighborSchema,
   InterfaceSchema as NetInterfaceSchema,
@@ -23,117 +16,28 @@ import {
   type State,
   SysctlSchema,
 } from "../../src/gen/network_pb";
-import {
-  type Interface,
-  InterfaceSchema,
-  IPAddressSchema,
-  IPFamily,
-  type Route,
-} from "../../src/gen/types_pb";
+import { IPAddressSchema, IPFamily } from "../../src/gen/types_pb";
 import type { SyncRequests } from "../../src/host/pod/pod-requests";
+import { type Builders, corpusBuilders, type Hostile } from "./policy-corpus-builders";
 
-export interface Hostile {
-  name: string;
-  service: string;
-  method: string;
-  payload: Uint8Array;
-  /** The policy rule expected in the refusal, or "validation" (INVALID_ARGUMENT). */
-  rule: string;
-}
-
-const KATA = "grpc.AgentService";
-const NET = "netagent.v1.Network";
 const NOARP = 0x80;
 
 /** The corpus for a pod whose Kata set-up is `kata` and whose Apply is `apply`; `gw` its gateway. */
 export function hostileCorpus(kata: SyncRequests, apply: ApplyRequest, gw: string): Hostile[] {
-  const out: Hostile[] = [];
-  const nic = kata.interfaces[0] as Interface;
-  const iface = (name: string, rule: string, edit: (i: Interface) => void) => {
-    const copy = clone(InterfaceSchema, nic);
-    edit(copy);
-    out.push({
-      name: `UpdateInterface: ${name}`,
-      service: KATA,
-      method: "UpdateInterface",
-      payload: toBinary(
-        UpdateInterfaceRequestSchema,
-        create(UpdateInterfaceRequestSchema, { interface: copy }),
-      ),
-      rule,
-    });
-  };
-  const routes = (name: string, rule: string, edit: (r: Route[]) => Route[]) => {
-    const list = edit(kata.routes.map((r) => ({ ...r }) as Route));
-    out.push({
-      name: `UpdateRoutes: ${name}`,
-      service: KATA,
-      method: "UpdateRoutes",
-      payload: toBinary(
-        UpdateRoutesRequestSchema,
-        create(UpdateRoutesRequestSchema, { routes: { Routes: list } }),
-      ),
-      rule,
-    });
-  };
-  const route = (dest: string, extra: Partial<Route> = {}) =>
-    ({
-      ...(kata.routes[0] as Route),
-      dest,
-      gateway: gw,
-      source: "",
-      scope: 0,
-      flags: 0,
-      ...extra,
-    }) as Route;
-  const neigh = (name: string, rule: string, ip: string, lladdr: string, state = 128) =>
-    out.push({
-      name: `AddARPNeighbors: ${name}`,
-      service: KATA,
-      method: "AddARPNeighbors",
-      rule,
-      payload: toBinary(
-        AddARPNeighborsRequestSchema,
-        create(AddARPNeighborsRequestSchema, {
-          neighbors: {
-            ARPNeighbors: [
-              {
-                toIPAddress: { family: IPFamily.v4, address: ip, mask: "" },
-                device: nic.name,
-                lladdr,
-                state,
-                flags: 0,
-              },
-            ],
-          },
-        }),
-      ),
-    });
-  const filter = (name: string, data: string) =>
-    out.push({
-      name: `SetIPTables: ${name}`,
-      service: KATA,
-      method: "SetIPTables",
-      rule: "packetFilter",
-      payload: toBinary(
-        SetIPTablesRequestSchema,
-        create(SetIPTablesRequestSchema, { isIpv6: false, data: new TextEncoder().encode(data) }),
-      ),
-    });
-  const applied = (name: string, rule: string, edit: (s: State) => void) => {
-    const req = clone(ApplyRequestSchema, apply);
-    edit(req.desired as State);
-    out.push({
-      name: `Apply: ${name}`,
-      service: NET,
-      method: "Apply",
-      payload: toBinary(ApplyRequestSchema, req),
-      rule,
-    });
-  };
-  const v4 = (a: { address: string }) => !a.address.includes(":");
+  const b = corpusBuilders(kata, apply, gw);
+  kataCases(b, gw);
+  applyLinkCases(b, gw);
+  applyTableCases(b);
+  return b.out;
+}
 
-  // The Kata methods.
+/** A State's main table, and its default route. */
+const main = (s: State) => s.routes.filter((r) => r.table === 254 || r.table === 0);
+const defaultOf = (s: State) => main(s).find((r) => r.dest === "0.0.0.0/0");
+
+/** The Kata methods: UpdateRoutes, UpdateInterface, AddARPNeighbors, SetIPTables. */
+function kataCases(b: Builders, gw: string): void {
+  const { iface, routes, route, neigh, filter, v4 } = b;
   routes("default route via a foreign gateway, onlink", "routes.gateways", (r) => [
     ...r.filter((x) => x.dest !== "0.0.0.0/0" && x.dest !== ""),
     route("", { gateway: "192.0.2.1", flags: 4 }),
@@ -211,10 +115,11 @@ export function hostileCorpus(kata: SyncRequests, apply: ApplyRequest, gw: strin
     "a filter table dropping all",
     "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n",
   );
+}
 
-  // Apply.
-  const main = (s: State) => s.routes.filter((r) => r.table === 254 || r.table === 0);
-  const defaultOf = (s: State) => main(s).find((r) => r.dest === "0.0.0.0/0");
+/** Apply: routes, addresses, interfaces and neighbours. */
+function applyLinkCases(b: Builders, gw: string): void {
+  const { applied, v4 } = b;
   applied("default route via a foreign gateway", "routes.gateways", (s) => {
     const d = defaultOf(s);
     if (d) {
@@ -283,6 +188,11 @@ export function hostileCorpus(kata: SyncRequests, apply: ApplyRequest, gw: strin
     const d = defaultOf(s);
     if (d) s.routes.push({ ...d, dest: "203.0.113.0/24", gateway: "", device: "lo", scope: 253 });
   });
+}
+
+/** Apply: tables and rules, sysctls, route types, tun devices, sources, NICs. */
+function applyTableCases(b: Builders): void {
+  const { applied } = b;
   applied("a new table and a rule steering into it", "routes.tables", (s) => {
     const d = defaultOf(s);
     if (d) s.routes.push({ ...d, table: 100, gateway: "192.0.2.1", onlink: true });
@@ -379,5 +289,4 @@ export function hostileCorpus(kata: SyncRequests, apply: ApplyRequest, gw: strin
       }),
     );
   });
-  return out;
 }
