@@ -151,7 +151,9 @@ describe("front mode: forwarded calls", () => {
     expect(ended.how).toBe("deadline");
     expect(ended.afterMs).toBeLessThan(5000);
   });
+});
 
+describe("front mode: forwarded calls: cancels, unknown names, status texts, interleaving", () => {
   it("closing the caller's connection cancels its forwarded calls at the upstream", async () => {
     const tag = "closed-by-caller";
     const results = await goClient(front.socket, [
@@ -256,7 +258,9 @@ describe("front mode: forwarded calls", () => {
     expect(links?.codes).toEqual({ "0": 32 });
     expect(requestsFor("Echo").length).toBe(before + 64);
   });
+});
 
+describe("front mode: network calls served here", () => {
   it("the network methods are served by netagent, checked with ip, and never reach the upstream", async () => {
     const iface = toBinary(
       UpdateInterfaceRequestSchema,
@@ -337,7 +341,9 @@ describe("front mode: forwarded calls", () => {
       );
     expect(leaked).toEqual([]);
   });
+});
 
+describe("front mode: upstream connections, metrics", () => {
   it("one upstream connection per caller connection, closed with it", async () => {
     const opens = () => upstream.events().filter((e) => e.event === "conn-open").length;
     const before = opens();
