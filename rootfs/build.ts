@@ -39,6 +39,7 @@ import {
   renderBootJson,
 } from "./boot-json";
 import { BLK_ROOT, PMEM_ROOT } from "./boot-manifest";
+import { report } from "./build-report";
 import { type CpioRecord, encodeCpio, S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG } from "./cpio";
 import { debianSources } from "./debian-sources";
 import { checkMachines } from "./elf-check";
@@ -47,7 +48,7 @@ import { hostSources } from "./host-sources";
 import { BOOT_INITRD, ROOT_IMAGE, writeImageMode } from "./image-mode";
 import { IPTABLES_MODULES } from "./iptables";
 import { findKernelPayload, isArm64Image, isElf64, isGzip, supportsPvh } from "./kernel";
-import { AGENT_PATH, buildManifest, type Entry, renderManifest } from "./manifest";
+import { buildManifest, type Entry } from "./manifest";
 import { parseModulesBuiltin, parseModulesDep, resolveModules } from "./modules";
 import { run } from "./run";
 import type { GuestSources } from "./sources";
@@ -155,9 +156,11 @@ async function writeKernel(arch: GuestArch, src: GuestSources, out: string): Pro
   return "Image";
 }
 
-const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB (${n} bytes)`;
-
-async function main(argv: string[]): Promise<void> {
+/**
+ * The command line: --arch, --front STANDIN, --out, --agent, --compress,
+ * --default; `opt` for the rest.
+ */
+function options(argv: string[]) {
   const opt = (name: string, fallback: string) => {
     const i = argv.indexOf(name);
     return i >= 0 && argv[i + 1] !== undefined ? (argv[i + 1] as string) : fallback;
@@ -176,6 +179,25 @@ async function main(argv: string[]): Promise<void> {
   if (compressor === undefined) throw new Error(`--compress: unknown ${compression}`);
   const compress = (input: Uint8Array) =>
     spawnSync(compressor.cmd, [...compressor.args, "-c"], { input, maxBuffer: 1 << 30 }).stdout;
+  return { opt, arch, front, out, agent, defaultMode, compressor, compress };
+}
+
+/** --extra FILE,...: executables put in /opt of the image (a bench's). */
+function extraEntries(list: string) {
+  return list
+    .split(",")
+    .filter(Boolean)
+    .map((file) => ({
+      kind: "file" as const,
+      path: `/opt/${file.slice(file.lastIndexOf("/") + 1)}`,
+      mode: 0o755,
+      source: resolve(file),
+      origin: "--extra (a bench's executable)",
+    }));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { opt, arch, front, out, agent, defaultMode, compressor, compress } = options(argv);
   // The host's own agent is npm run rootfs's `npm run build`; another arch's is built here.
   if (arch.name !== "x86_64" && !argv.includes("--agent")) {
     run(process.execPath, [resolve(import.meta.dir, "../build/compile.ts"), "--arch", arch.name]);
@@ -220,16 +242,7 @@ async function main(argv: string[]): Promise<void> {
     hostname: "netagent-guest",
     iptables,
   });
-  const extra = opt("--extra", "")
-    .split(",")
-    .filter(Boolean)
-    .map((file) => ({
-      kind: "file" as const,
-      path: `/opt/${file.slice(file.lastIndexOf("/") + 1)}`,
-      mode: 0o755,
-      source: resolve(file),
-      origin: "--extra (a bench's executable)",
-    }));
+  const extra = extraEntries(opt("--extra", ""));
   const entries = [...(front ? [...base, ...frontEntries(front)] : base), ...extra];
   const checked = checkMachines(entries, arch.elfMachine, `${arch.name} image`);
 
@@ -263,6 +276,40 @@ async function main(argv: string[]): Promise<void> {
     machines: (bootEntries) =>
       checkMachines(bootEntries, arch.elfMachine, `${arch.name} boot initramfs`).machines,
   });
+  await writeBootJsons(out, { root, kernelFile, imageMode, front, defaultMode });
+
+  await report({
+    out,
+    sizeOf,
+    entries,
+    agent,
+    initrd,
+    cpioBytes: cpio.length,
+    compress,
+    compressor,
+    release,
+    kernelFile,
+    modules,
+    imageMode,
+    root,
+    defaultMode,
+    arch,
+    checked,
+  });
+}
+
+/** boot-image.json, boot-initramfs.json, and boot.json as the default mode's. */
+async function writeBootJsons(
+  out: string,
+  b: {
+    root: typeof PMEM_ROOT | typeof BLK_ROOT;
+    kernelFile: string;
+    imageMode: Awaited<ReturnType<typeof writeImageMode>>;
+    front: string | undefined;
+    defaultMode: string;
+  },
+): Promise<void> {
+  const { root, kernelFile, imageMode, front, defaultMode } = b;
   const imageFiles = { kernel: kernelFile, initrd: BOOT_INITRD, image: ROOT_IMAGE };
   const boots: Record<(typeof MODES)[number], BootJson> = {
     image:
@@ -275,56 +322,7 @@ async function main(argv: string[]): Promise<void> {
   for (const mode of MODES)
     await Bun.write(`${out}/boot-${mode}.json`, renderBootJson(boots[mode]));
   await Bun.write(`${out}/boot.json`, renderBootJson(boots[defaultMode as (typeof MODES)[number]]));
-
-  const sizes = new Map(entries.map((e) => [e, sizeOf(e)]));
-  const unpacked = [...sizes.values()].reduce((a, b) => a + b, 0);
-  const agentSize = statSync(agent).size;
-  const compressed = statSync(initrd).size;
-  const agentCompressed = compress(readFileSync(agent)).length;
-  const totals: [string, string][] = [
-    ["kernel", `${release} (${mib(statSync(`${out}/vmlinuz`).size)})`],
-    [
-      "pvh",
-      kernelFile === "vmlinux"
-        ? `vmlinux for PVH boot (${mib(statSync(`${out}/vmlinux`).size)})`
-        : "no",
-    ],
-    ["modules", modules.load.map((m) => m.replace(/^.*\//, "")).join(" ")],
-    ["built in", modules.builtin.join(" ") || "(none of the wanted modules)"],
-    ["entries", String(entries.length)],
-    ["unpacked", `${mib(unpacked)} (file contents; cpio ${mib(cpio.length)})`],
-    [
-      "compressed",
-      `${mib(compressed)} (initrd.img, ${compressor.cmd} ${compressor.args.join(" ")})`,
-    ],
-    ["agent", `${AGENT_PATH}: ${mib(agentSize)}, ${pct(agentSize, unpacked)} of unpacked`],
-    [
-      "agent packed",
-      `${mib(agentCompressed)} alone, ~${pct(agentCompressed, compressed)} of compressed`,
-    ],
-    [
-      "image mode",
-      `${ROOT_IMAGE} ${mib(imageMode.imageBytes)} (device ${mib(imageMode.imagePadded)}), ${BOOT_INITRD} ${mib(imageMode.bootInitrdBytes)}, root ${root.device} ${root.options}`,
-    ],
-    ["boot.json", `${defaultMode} mode`],
-    ["architecture", `${arch.name}: ${checked.summary}`],
-  ];
-  await Bun.write(
-    `${out}/manifest.txt`,
-    renderManifest(
-      entries,
-      (e) => sizes.get(e) ?? 0,
-      totals,
-      (e) => checked.machines.get(e),
-    ),
-  );
-  for (const [k, v] of totals) console.log(`rootfs: ${k}: ${v}`);
-  console.log(
-    `rootfs: wrote ${out}/: ${kernelFile === "vmlinuz" ? "" : `${kernelFile}, `}vmlinuz, initrd.img, ${ROOT_IMAGE}, ${BOOT_INITRD}, boot.json (${defaultMode}), boot-image.json, boot-initramfs.json, manifest.txt, boot-manifest.txt`,
-  );
 }
-
-const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)}%`;
 
 if (import.meta.main) {
   try {
