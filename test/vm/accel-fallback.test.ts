@@ -142,7 +142,9 @@ describe("boot watchdog and fallback to TCG", () => {
     ).rejects.toThrow(/--accel kvm: cannot use KVM: .*no-kvm does not open \(ENOENT\)/);
     expect(fake.runs()).toEqual([]);
   });
+});
 
+describe("boot watchdog and fallback to TCG: a guest that speaks, no /dev/kvm, NETAGENT_ACCEL", () => {
   it("auto: a KVM guest that speaks is kept", async () => {
     // not a wait: a stand-in for a QEMU that never ends, killed by the runner
     const fake = fakeQemu(`${FIRMWARE}; ${GUEST}; exec sleep 600`);

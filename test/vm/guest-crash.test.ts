@@ -27,72 +27,72 @@ const IP = "/sbin/ip";
 const BOOT_TIMEOUT_MS = 300_000;
 const STEP_MS = 300_000;
 
-describe("the agent killed mid-Apply in the QEMU guest", () => {
-  let vm: Vm;
-  let imageDir: string;
-  const transcript: string[] = [];
-  const say = (title: string, text: string) => transcript.push(`## ${title}\n${text.trimEnd()}`);
+let vm: Vm;
+let imageDir: string;
+const transcript: string[] = [];
+const say = (title: string, text: string) => transcript.push(`## ${title}\n${text.trimEnd()}`);
 
-  beforeAll(async () => {
-    ensureGuestImage();
-    const image = snapshotGuestImage();
-    imageDir = image.dir;
-    vm = await Vm.start({
-      boot: image.boot(),
-      mac: MAC,
-      debugConsole: true,
-      onNote: (line) => console.log(`vm: ${line}`),
-    });
-    await vm.waitForAgent(BOOT_TIMEOUT_MS);
-  }, BOOT_TIMEOUT_MS + 600_000);
+beforeAll(async () => {
+  ensureGuestImage();
+  const image = snapshotGuestImage();
+  imageDir = image.dir;
+  vm = await Vm.start({
+    boot: image.boot(),
+    mac: MAC,
+    debugConsole: true,
+    onNote: (line) => console.log(`vm: ${line}`),
+  });
+  await vm.waitForAgent(BOOT_TIMEOUT_MS);
+}, BOOT_TIMEOUT_MS + 600_000);
 
-  afterAll(async () => {
-    console.log(`\n${transcript.join("\n\n")}\n`);
-    if (vm) await vm.stop();
-    if (imageDir) rmSync(imageDir, { recursive: true, force: true });
-  }, 60_000);
+afterAll(async () => {
+  console.log(`\n${transcript.join("\n\n")}\n`);
+  if (vm) await vm.stop();
+  if (imageDir) rmSync(imageDir, { recursive: true, force: true });
+}, 60_000);
 
-  /** The guest's network by its own tools, one text (the kernel's own local routes and IPv6 link-local left out). */
-  async function guestState(): Promise<string> {
-    // Read once no address is in DAD: a link-local still tentative when the state before
-    // the Apply was read and settled afterwards made the two differ in `tentative` alone
-    // (the clean-clone CI run at 099de9b).
-    for (let i = 0; ; i++) {
-      const t = await vm.console.run(`${IP} -6 -o addr show tentative`, 120_000);
-      if (t.status === 0 && t.lines.join("").trim() === "") break;
-      if (i === 60) throw new Error(`guest: an address stays tentative: ${t.lines.join(" ")}`);
-      // not a wait: the interval of a poll bounded at 60 reads for no address in DAD
-      await Bun.sleep(500);
-    }
-    const out: string[] = [];
-    for (const cmd of [
-      `${IP} -json addr show eth0`,
-      `${IP} -json route show table all`,
-      `${IP} -json -6 route show table all`,
-      `${IP} -json rule show`,
-      `${IP} -json -6 rule show`,
-      "cat /proc/sys/net/ipv4/conf/eth0/rp_filter",
-    ]) {
-      const r = await vm.console.run(cmd, 120_000);
-      if (r.status !== 0) throw new Error(`guest: ${cmd}: exit ${r.status}`);
-      const text = r.lines.join("").trim();
-      if (!text.startsWith("[")) {
-        out.push(`${cmd}: ${text}`);
-        continue;
-      }
-      const rows = (JSON.parse(text) as Record<string, unknown>[]).filter(
-        (x) => !(x.table === "local" && x.protocol === "kernel") && x.dst !== "fe80::/64",
-      );
-      out.push(
-        ...rows.map(
-          (x) =>
-            `${cmd}: ${JSON.stringify(x, (k, v) => (k.endsWith("life_time") || k === "expires" ? undefined : v))}`,
-        ),
-      );
-    }
-    return out.sort().join("\n");
+/** The guest's network by its own tools, one text (the kernel's own local routes and IPv6 link-local left out). */
+async function guestState(): Promise<string> {
+  // Read once no address is in DAD: a link-local still tentative when the state before
+  // the Apply was read and settled afterwards made the two differ in `tentative` alone
+  // (the clean-clone CI run at 099de9b).
+  for (let i = 0; ; i++) {
+    const t = await vm.console.run(`${IP} -6 -o addr show tentative`, 120_000);
+    if (t.status === 0 && t.lines.join("").trim() === "") break;
+    if (i === 60) throw new Error(`guest: an address stays tentative: ${t.lines.join(" ")}`);
+    // not a wait: the interval of a poll bounded at 60 reads for no address in DAD
+    await Bun.sleep(500);
   }
+  const out: string[] = [];
+  for (const cmd of [
+    `${IP} -json addr show eth0`,
+    `${IP} -json route show table all`,
+    `${IP} -json -6 route show table all`,
+    `${IP} -json rule show`,
+    `${IP} -json -6 rule show`,
+    "cat /proc/sys/net/ipv4/conf/eth0/rp_filter",
+  ]) {
+    const r = await vm.console.run(cmd, 120_000);
+    if (r.status !== 0) throw new Error(`guest: ${cmd}: exit ${r.status}`);
+    const text = r.lines.join("").trim();
+    if (!text.startsWith("[")) {
+      out.push(`${cmd}: ${text}`);
+      continue;
+    }
+    const rows = (JSON.parse(text) as Record<string, unknown>[]).filter(
+      (x) => !(x.table === "local" && x.protocol === "kernel") && x.dst !== "fe80::/64",
+    );
+    out.push(
+      ...rows.map(
+        (x) =>
+          `${cmd}: ${JSON.stringify(x, (k, v) => (k.endsWith("life_time") || k === "expires" ? undefined : v))}`,
+      ),
+    );
+  }
+  return out.sort().join("\n");
+}
 
+describe("the agent killed mid-Apply in the QEMU guest", () => {
   it(
     "killed from the console while the record is there: init restarts it, the guest is the old state",
     async () => {

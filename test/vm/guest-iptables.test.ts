@@ -31,55 +31,54 @@ function ctl(args: string[], input?: string) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+let vm: Vm;
+let pod: Netns;
+let wire: Netns;
+let imageDir: string;
+const transcript: string[] = [];
+const say = (title: string, text: string) => transcript.push(`## ${title}\n${text.trimEnd()}`);
+
+beforeAll(async () => {
+  ensureGuestImage();
+  imageDir = mkdtempSync(join(tmpdir(), "netagent-image-"));
+  const kernel = existsSync("dist/guest/vmlinux") ? "vmlinux" : "vmlinuz";
+  copyFileSync(`dist/guest/${kernel}`, `${imageDir}/${kernel}`);
+  copyFileSync("dist/guest/initrd.img", `${imageDir}/initrd.img`);
+
+  pod = await Netns.create("nv15p");
+  wire = await Netns.create("nv15w");
+  await pod.veth("eth0", "wire0", { mac: MAC, peerNs: wire });
+  await pod.ip("addr", "add", "10.15.0.2/24", "dev", "eth0");
+  await pod.ip("route", "add", "default", "via", "10.15.0.1", "dev", "eth0");
+  restoreIn(pod.name, rulesFixture("mesh-istio.rules"));
+  restoreIn(pod.name, rulesFixture("mesh-istio6.rules"), 6);
+
+  vm = await Vm.start({
+    kernel: `${imageDir}/${kernel}`,
+    initrd: `${imageDir}/initrd.img`,
+    mac: MAC,
+    debugConsole: true,
+    onNote: (line) => console.log(`vm: ${line}`),
+  });
+  await vm.waitForAgent(BOOT_TIMEOUT_MS);
+}, BOOT_TIMEOUT_MS + 120_000);
+
+afterAll(async () => {
+  console.log(`\n${transcript.join("\n\n")}\n`);
+  if (vm) await vm.stop();
+  await pod?.remove();
+  await wire?.remove();
+  if (imageDir) rmSync(imageDir, { recursive: true, force: true });
+}, 60_000);
+
+/** A command in the guest's debug shell: its output lines; throws on a non-zero exit. */
+async function guest(command: string): Promise<string[]> {
+  const r = await vm.console.run(command, 60_000);
+  if (r.status !== 0) throw new Error(`guest: ${command}: exit ${r.status}: ${r.lines.join("\n")}`);
+  return r.lines;
+}
+
 describe("a mesh ruleset mirrored from a pod into the QEMU guest", () => {
-  let vm: Vm;
-  let pod: Netns;
-  let wire: Netns;
-  let imageDir: string;
-  const transcript: string[] = [];
-  const say = (title: string, text: string) => transcript.push(`## ${title}\n${text.trimEnd()}`);
-
-  beforeAll(async () => {
-    ensureGuestImage();
-    imageDir = mkdtempSync(join(tmpdir(), "netagent-image-"));
-    const kernel = existsSync("dist/guest/vmlinux") ? "vmlinux" : "vmlinuz";
-    copyFileSync(`dist/guest/${kernel}`, `${imageDir}/${kernel}`);
-    copyFileSync("dist/guest/initrd.img", `${imageDir}/initrd.img`);
-
-    pod = await Netns.create("nv15p");
-    wire = await Netns.create("nv15w");
-    await pod.veth("eth0", "wire0", { mac: MAC, peerNs: wire });
-    await pod.ip("addr", "add", "10.15.0.2/24", "dev", "eth0");
-    await pod.ip("route", "add", "default", "via", "10.15.0.1", "dev", "eth0");
-    restoreIn(pod.name, rulesFixture("mesh-istio.rules"));
-    restoreIn(pod.name, rulesFixture("mesh-istio6.rules"), 6);
-
-    vm = await Vm.start({
-      kernel: `${imageDir}/${kernel}`,
-      initrd: `${imageDir}/initrd.img`,
-      mac: MAC,
-      debugConsole: true,
-      onNote: (line) => console.log(`vm: ${line}`),
-    });
-    await vm.waitForAgent(BOOT_TIMEOUT_MS);
-  }, BOOT_TIMEOUT_MS + 120_000);
-
-  afterAll(async () => {
-    console.log(`\n${transcript.join("\n\n")}\n`);
-    if (vm) await vm.stop();
-    await pod?.remove();
-    await wire?.remove();
-    if (imageDir) rmSync(imageDir, { recursive: true, force: true });
-  }, 60_000);
-
-  /** A command in the guest's debug shell: its output lines; throws on a non-zero exit. */
-  async function guest(command: string): Promise<string[]> {
-    const r = await vm.console.run(command, 60_000);
-    if (r.status !== 0)
-      throw new Error(`guest: ${command}: exit ${r.status}: ${r.lines.join("\n")}`);
-    return r.lines;
-  }
-
   it(
     "the guest has the tools and the netfilter modules loaded, and no rules yet",
     async () => {
@@ -142,7 +141,9 @@ describe("a mesh ruleset mirrored from a pod into the QEMU guest", () => {
     },
     STEP_MS,
   );
+});
 
+describe("a mesh ruleset mirrored from a pod into the QEMU guest: live in the guest kernel, malformed input refused", () => {
   it(
     "the rules are live in the guest kernel: local TCP goes through ISTIO_REDIRECT",
     async () => {
