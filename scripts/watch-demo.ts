@@ -13,7 +13,8 @@ import { writeFileSync } from "node:fs";
 import { run } from "../test/helpers/process";
 import { waitFor } from "../test/helpers/wait";
 import { Guest, NETAGENTCTL, PtpPod, randomMac, tempDir } from "../test/host/helpers";
-import { addPodNic, agentAt, guestEqualsPod } from "../test/host/watch-helpers";
+import { agentAt } from "../test/helpers/agent";
+import { addPodNic, guestEqualsPod } from "../test/host/watch-helpers";
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (text: string) => process.stdout.write(`# ${text}\n`);
