@@ -10,10 +10,10 @@
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { agentAt } from "../test/helpers/agent";
 import { run } from "../test/helpers/process";
 import { waitFor } from "../test/helpers/wait";
 import { Guest, NETAGENTCTL, PtpPod, randomMac, tempDir } from "../test/host/helpers";
-import { agentAt } from "../test/helpers/agent";
 import { addPodNic, guestEqualsPod } from "../test/host/watch-helpers";
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
