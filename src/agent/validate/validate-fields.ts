@@ -14,6 +14,7 @@ import {
   parseIp,
   parsePrefix,
 } from "../../net/model/address";
+import { IPV6_MIN_MTU } from "../../net/model/model";
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import { quote } from "../../ttrpc/quote";
 
@@ -73,9 +74,6 @@ export function validateMtu(field: string, value: number): number {
 export function mtuOrZero(field: string, value: number): number {
   return value === 0 ? 0 : validateMtu(field, value);
 }
-
-/** The least MTU IPv6 takes: below it the kernel drops a link's IPv6 state (RFC 8200 section 5). */
-const IPV6_MIN_MTU = 1280;
 
 /**
  * An MTU below IPv6's least, for a link whose request lists an IPv6

@@ -110,6 +110,12 @@ export interface Link {
   tuntap?: Tuntap;
 }
 
+/**
+ * IPv6's least MTU (RFC 8200 section 5): below it the kernel takes IPv6
+ * off a link, its addresses, routes and neighbours.
+ */
+export const IPV6_MIN_MTU = 1280;
+
 export interface Neighbor {
   family: Family;
   ip: string;

@@ -19,11 +19,11 @@
  */
 import { networkText, parseIp } from "../model/address";
 import type { DesiredLink } from "../model/full-state";
-import type { Address, Link, Route } from "../model/model";
+import { type Address, IPV6_MIN_MTU, type Link, type Route } from "../model/model";
 import type { Attr } from "../vocabulary/attrs";
 import { TABLE_MAIN } from "../vocabulary/routes";
 import { impliedKernelRoutes } from "./kernel-routes";
-import { IPV6_MIN_MTU, planLink } from "./plan-link";
+import { planLink } from "./plan-link";
 import { findTuntap } from "./plan-tuntap";
 
 export interface LinkPhase {

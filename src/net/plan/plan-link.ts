@@ -14,7 +14,7 @@ import {
   addressWords,
   type TargetAddress,
 } from "../model/address-attrs";
-import type { Address, Link } from "../model/model";
+import { type Address, IPV6_MIN_MTU, type Link } from "../model/model";
 import type { Attr } from "../vocabulary/attrs";
 import { LINK_ATTRS } from "../vocabulary/link-attrs";
 import { batchLine } from "./render-batch";
@@ -45,9 +45,6 @@ export interface LinkTarget {
    */
   exactAddresses: boolean;
 }
-
-/** Below this MTU the kernel takes IPv6 off a link: its addresses, routes and neighbours. */
-export const IPV6_MIN_MTU = 1280;
 
 /** A temporary name for the swap, unique per link index and within 15 bytes. */
 export function swapName(index: number): string {
