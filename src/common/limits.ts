@@ -54,7 +54,8 @@ export const SHUTDOWN_GRACE_MS = 5000;
 
 /**
  * After the grace period, how long cancelled calls may take to finish or
- * roll back a network change (a 100,000-route table takes ~20 s).
+ * roll back a network change: the largest table a call may bring, with
+ * room to spare (bench/README.md, design figures).
  */
 export const SHUTDOWN_SETTLE_MS = 60_000;
 

@@ -1,8 +1,8 @@
 /**
  * Bounded quoting of peer-supplied values in messages (errors, logs). A
  * value is the peer's to make as long as a frame allows, and JSON escaping
- * can grow it sixfold (`\x01` -> `\u0001`): quoted whole, one 700 KB value
- * made an answer larger than the 4 MiB frame limit. Here every value is cut
+ * can grow it sixfold (`\x01` -> `\u0001`): quoted whole, a value of
+ * 700 KB makes an answer larger than the 4 MiB frame limit. Here every value is cut
  * to a short prefix, with its full length said, so a message's size is
  * bounded whatever the request held.
  */

@@ -32,8 +32,8 @@ export function addressToProto(a: { family: 4 | 6; address: string; prefix: numb
  */
 export function routeToProto(r: Route): ProtoRoute {
   // The message create(RouteSchema, ...) makes (every field, declaration
-  // order), as a literal: create's reflective copy per route showed over
-  // 10,000 routes. test/unit/routes-codec.test.ts holds the two equal.
+  // order), as a literal: create copies by reflection, per route, and a
+  // table has thousands. test/unit/routes-codec.test.ts holds the two equal.
   return {
     $typeName: RouteSchema.typeName,
     dest: r.dst,

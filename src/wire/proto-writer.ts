@@ -18,9 +18,9 @@ export const isUint32 = (v: unknown): v is number =>
  * Only ASCII is written by hand: its UTF-8 bytes are its char codes. A
  * string is ASCII exactly when its UTF-8 length is its length (any other
  * character takes two bytes or more). Asked natively: a loop over the
- * characters ran cold in the agent (each answer's strings checked once)
- * and cost 5-10x as much, 40x with the JIT off as under TCG (10,127 plan
- * lines: 10 ms cold, 1.7 ms native; 51 and 1.8 ms without JIT).
+ * characters runs cold in the agent (each answer's strings are checked
+ * once), and slower still with the JIT off, as under TCG (figures:
+ * bench/README.md, row 12).
  */
 export function isAscii(s: unknown): s is string {
   return typeof s === "string" && Buffer.byteLength(s, "utf8") === s.length;
@@ -85,8 +85,7 @@ export class ProtoWriter {
 
   /**
    * An ASCII string's bytes (its char codes, as latin1 writes them):
-   * natively, as a per-character loop cost 10x cold and 20-60x without
-   * the JIT (10,127 plan lines: 21 ms cold by hand, 1.7 ms native).
+   * natively, for the reason {@link isAscii} asks natively.
    */
   ascii(s: string): void {
     this.at += this.text.write(s, this.at, s.length, "latin1");

@@ -141,7 +141,8 @@ function plainRoute(end: number): Route | undefined {
 /**
  * A sysctl of ASCII text, as fromBinary builds it (both fields, the last
  * of a repeated one kept); else undefined. A state holds hundreds, and
- * fromBinary of each cost 2-7 us cold.
+ * fromBinary's set-up for each, run cold, adds up to milliseconds an
+ * answer (bench/README.md, row 12).
  */
 function plainSysctl(end: number): unknown {
   const s = { $typeName: SysctlSchema.typeName, key: "", value: "" };

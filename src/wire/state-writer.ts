@@ -88,8 +88,9 @@ function putRoute(w: ProtoWriter, r: Route): void {
 
 /**
  * A sysctl's encoded size, or -1 when toBinary writes it (non-ASCII text):
- * a state holds hundreds (every key of every link), each a toBinary of its
- * own cost 4-13 us cold, 600 of them a few milliseconds per answer.
+ * a state holds hundreds (every key of every link), and a toBinary of its
+ * own for each, run cold, adds up to milliseconds an answer
+ * (bench/README.md, row 12).
  */
 function sysctlSize(s: Sysctl): number {
   if (s.$typeName !== SysctlSchema.typeName || "$unknown" in s) return -1;
@@ -224,8 +225,9 @@ const plansAhead = new WeakMap<readonly string[], Uint8Array>();
 /**
  * Writes an answer's plan lines ahead of its answer, for
  * encodeApplyResponse to take by the list's identity: Apply does it while
- * ip runs the batch (10,000 lines, ~12 ms cold after it). `lines` must not
- * change afterwards.
+ * ip runs the batch, so that a large plan's lines are not written after
+ * the read back, on the answer's way out. `lines` must not change
+ * afterwards.
  */
 export function writePlanAhead(lines: readonly string[]): void {
   const bytes = planBytes(lines);

@@ -57,7 +57,8 @@ export async function attempt(
   const batching = ip.batchAndRead(plan.batch, opts, plan.batchParts);
   // Routes, rules, nexthop objects and neighbours change no sysctl: without
   // a link line or a sysctl write the keys are read while ip runs the
-  // batch (its process is started by now), not after it (600 keys, 10-15 ms).
+  // batch (its process is started by now), not after it: a state's hundreds
+  // of keys are then off the call's path (bench/README.md, row 12).
   const early = plan.links.lines.length === 0 && plan.sysctls.length === 0;
   const sysctlsRead = early ? sysctl.read(keys) : undefined;
   deps.batchRunning?.(first);

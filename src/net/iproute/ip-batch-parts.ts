@@ -14,7 +14,7 @@ import type { BatchWork, IpDispatch } from "./ip-dispatch";
 
 /**
  * The most processes the middle part runs in at once, whatever the CPUs:
- * two is what was measured (two CPUs: 10,000 lines in 2/3 of the time).
+ * two, the only count whose gain is measured (bench/README.md, row 12).
  */
 export const MAX_PARALLEL_IP = 2;
 

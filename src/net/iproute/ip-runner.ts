@@ -56,8 +56,9 @@ export interface IpRunnerOptions {
 
 /**
  * The largest route table readLinksAndRoutes keeps (with its text) for the
- * next read to recognise (src/agent/services/routes-memo.ts keeps its answer): about
- * 10 MiB held at 20,000 routes. A larger table is parsed afresh each time.
+ * next read to recognise (src/agent/services/routes-memo.ts keeps its answer): what
+ * is held grows with the table (bench/README.md, design figures). A larger
+ * table is parsed afresh each time.
  */
 export const KEPT_TABLE_MAX_ROUTES = 20_000;
 

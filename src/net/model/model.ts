@@ -137,7 +137,7 @@ export interface NetState {
 /**
  * A main-table route with the fields in the model's order, `gateway` and
  * `prefsrc` present only when given: object literals, not spreads (a
- * spread's copy per route showed over 10,000 routes).
+ * spread is a copy per route, and a table has thousands).
  */
 export function makeRoute(
   family: Family,

@@ -10,8 +10,8 @@ export function splitJsonDocuments(text: string): unknown[] {
 
 /**
  * iproute2 prints each document on a line of its own: one JSON.parse per
- * line, without looking at every character in JavaScript first (10,000
- * routes are 1.3 MB). Undefined unless every line is blank or one whole
+ * line, without looking at every character in JavaScript first (a large
+ * table's listing is megabytes). Undefined unless every line is blank or one whole
  * JSON array or object; then the scan below decides, with the same result
  * wherever this one gives any (a whole value's brackets balance only at its end).
  */

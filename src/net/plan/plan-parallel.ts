@@ -1,11 +1,12 @@
 /**
  * Which route changes of a large plan may run in several `ip` processes at
  * once: the gateway routes of different tables, once every route they can
- * be checked against is in. ip spends ~30 us per route line, most of it in
- * the kernel, and most of that runs side by side for two processes: on
- * Linux 6.18, two processes on two CPUs did 10,000 lines in 0.72 of the
- * time (bench/README.md, row 12). Pure; the runner decides whether the
- * machine has the CPUs (ip-runner.ts).
+ * be checked against is in. Most of ip's time on a route line is the
+ * kernel's, and the kernel runs that part for two processes side by side,
+ * so two processes on two CPUs put a large table in sooner than one
+ * (figures: bench/README.md, row 12, the gateway routes in two ip
+ * processes). Pure; the runner decides whether the machine has the CPUs
+ * (ip-runner.ts).
  *
  * Why the reordered plan does what the one-process plan does:
  * - The kernel checks a gateway when its route is added: IPv4 looks it up
@@ -30,7 +31,8 @@ import type { RouteOp } from "./routes/plan-routes";
 
 /**
  * The fewest gateway route changes a plan must have for them to be split:
- * each extra process costs ~3 ms to start, the split saves ~15 us a line.
+ * an extra process costs a start, which only a plan of thousands of lines
+ * earns back (bench/README.md, row 12).
  */
 export const PARALLEL_MIN_GATEWAY_ROUTES = 2000;
 
