@@ -1,5 +1,5 @@
 /**
- * Issue 24's long run: kill -9 inside each kind of network change many
+ * The long run of a crash mid-change: kill -9 inside each kind of network change many
  * times (test/support/crash-run.ts does one kill: fresh netns, the change,
  * SIGKILL after a random delay within the change's measured duration, the
  * agent restarted at once with the same flags, the network read

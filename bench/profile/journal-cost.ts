@@ -1,5 +1,5 @@
 /**
- * What the change journal adds to a change that does not fail (issue 24):
+ * What the change journal adds to a change that does not fail:
  * one record written (encode, one file created and written) and removed
  * (unlink), timed here alone for records of three sizes: a pod's sync
  * (row 8: a handful of routes), 3,000 routes, 100,000 routes (the whole

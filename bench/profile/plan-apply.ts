@@ -1,5 +1,5 @@
 /**
- * planApply in-process on row 12's state (issue 22): the two plans an
+ * planApply in-process on row 12's state: the two plans an
  * exact Apply of it makes. "first": the guest as the row's reset leaves it
  * (tables, rules and objects flushed) to the whole state, 10,000 adds;
  * "again": the state read back against itself (the convergence check, no

@@ -1,5 +1,5 @@
 /**
- * Row 12: a large whole state in one netagent.v1 Apply (issue 22): 10,000
+ * Row 12: a large whole state in one netagent.v1 Apply: 10,000
  * routes over 4 tables (main, 100, 200, 300), among them 100 multipath
  * routes and 200 routes by nexthop objects (20 single objects, 5 groups),
  * and 100 rules, on a guest netns with two veth NICs. The desired state is

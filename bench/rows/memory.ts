@@ -14,7 +14,7 @@ import type { Row } from "../lib/row";
 import { median, slope, summarize } from "../lib/stats";
 
 export interface MemoryOptions {
-  /** Check calls whose peak RSS is reported (the 100,000). */
+  /** Check calls whose peak RSS is reported (100,000 by default). */
   calls: number;
   /** Calls kept going for the slope: GC cycles are ~15 MiB and ~100,000 calls apart here. */
   slopeCalls: number;

@@ -1,5 +1,5 @@
 /**
- * Row 10: the whole state of the issue-11 pod in one netagent.v1 Apply. A
+ * Row 10: the whole state of a typical pod in one netagent.v1 Apply. A
  * real CNI ptp + tuning + sbr pod (1 NIC at MTU 1400, a rule, 3 routes in
  * table 100, an empty main table, rp_filter 2 and arp_ignore 1) is read
  * once; each run Applies it (exact) to a guest netns put back to the same

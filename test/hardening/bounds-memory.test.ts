@@ -1,6 +1,6 @@
 /**
  * Bounds on what a peer's bytes can make dist/netagent hold or run
- * (issue 16, item 4), each hit against the binary in a fresh netns:
+ * (common/limits.ts, docs/limits.md), each hit against the binary in a fresh netns:
  * - repeated fields are counted before decoding: a 4 MiB run of `0a 00`
  *   (two million empty routes) is refused RESOURCE_EXHAUSTED naming the
  *   field;

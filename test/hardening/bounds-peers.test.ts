@@ -1,6 +1,6 @@
 /**
  * Bounds on what peers can make dist/netagent queue, hold open and log
- * (issue 16, item 4), each hit against the binary:
+ * (common/limits.ts, docs/limits.md), each hit against the binary:
  * - the write queue: 160 UpdateRoutes at once over five connections while
  *   each takes ~0.3 s (a slow stand-in `ip`): beyond 128 waiting, refused
  *   RESOURCE_EXHAUSTED; those whose deadline passed while waiting never

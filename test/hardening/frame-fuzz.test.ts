@@ -203,7 +203,7 @@ describe("frame fuzzing against dist/netagent", () => {
   });
   afterAll(async () => {
     await agent?.stop();
-    // 200,000 is the floor the issue sets for both together.
+    // At least 200,000 frames, both together: the least this fuzzing is held to.
     expect(tally.inProcess + tally.agent).toBeGreaterThan(200_000);
     console.log(`frame fuzzing: ${tally.inProcess} in process, ${tally.agent} against the agent`);
   });

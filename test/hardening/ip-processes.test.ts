@@ -1,5 +1,5 @@
 /**
- * What a network call costs in iproute2 (issue 13): at most two runs for a
+ * What a network call costs in iproute2: at most two runs for a
  * change, one read and one batch whose output is the read-back; one for a
  * call that changes nothing. Counted by a recording stand-in around the
  * real iproute2 in a netns (one record per exchange, with the PID that

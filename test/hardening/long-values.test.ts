@@ -1,9 +1,9 @@
 /**
  * Long and escape-heavy values against dist/netagent in a fresh netns
- * (issue 16, item 1). A value quoted whole in an error made the answer
+ * (ttrpc/quote.ts). A value quoted whole in an error would make the answer
  * larger than the 4 MiB frame limit (JSON escaping doubles `"` and `\`,
- * and turns `\x01` into six bytes), the encoding threw outside the call
- * and the process exited. Each case here must be answered with a short
+ * and turns `\x01` into six bytes), and an answer that cannot be encoded
+ * must not take the process down. Each case here must be answered with a short
  * error naming the field, the value cut with its length, the table left as
  * it was, and the agent still serving on the same and on new connections.
  */

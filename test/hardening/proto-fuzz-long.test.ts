@@ -1,5 +1,5 @@
 /**
- * Protobuf fuzzing, long values (issue 16): every string field of every
+ * Protobuf fuzzing, long values (ttrpc/quote.ts): every string field of every
  * request message, and the Request envelope's service and method, filled
  * with escape-heavy text (`"`, `\`, `\x01`, U+2028, astral characters, plain
  * letters) from a few hundred bytes up to what a 4 MiB frame can carry. The

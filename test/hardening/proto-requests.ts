@@ -77,7 +77,7 @@ const hostileString = fc.oneof(
   ),
   fc.string({ maxLength: 24 }),
   fc.string({ unit: "binary", maxLength: 24 }),
-  // Long and escape-heavy: JSON escaping grows these up to sixfold (issue 16).
+  // Long and escape-heavy: JSON escaping grows these up to sixfold (ttrpc/quote.ts).
   fc
     .tuple(fc.constantFrom('"', "\\", "\x01", "\u2028", "😀"), fc.integer({ min: 16, max: 4096 }))
     .map(([c, n]) => c.repeat(n)),

@@ -1,5 +1,5 @@
 /**
- * Apply's best_effort (issue 22, item 3): what the guest's kernel refuses
+ * Apply's best_effort: what the guest's kernel refuses
  * (a route whose gateway it cannot reach, an IPv6 address on a link with
  * IPv6 disabled, a sysctl value it refuses, a sysctl key it does not have)
  * is left out and listed by field, and everything else goes in; without

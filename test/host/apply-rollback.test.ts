@@ -229,7 +229,7 @@ describe("Apply: all or nothing: dry_run, bad input", () => {
         /desired\.rules\[\d+\]\.iif: "eth0\\nrule flush"/,
       ],
       [
-        // 0-9 are route types (5-9 since issue 22: local, broadcast, anycast, multicast, nat).
+        // 0-9 are route types (5-9: local, broadcast, anycast, multicast, nat).
         (s) =>
           s.routes.push({ ...(s.routes[0] as State["routes"][number]), type: 10 as RouteType }),
         /desired\.routes\[\d+\]\.type: 10/,

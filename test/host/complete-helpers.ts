@@ -118,7 +118,7 @@ export function notMirrored(
 export type { CompleteRead };
 
 /**
- * The issue's pod, synced: 10.70.119.194/26 on eth0, a multipath default
+ * A pod with a multipath default and a tos route, synced: 10.70.119.194/26 on eth0, a multipath default
  * (via .193 weight 1, via .195 weight 2), `100.64.0.0/12 via .193 tos
  * 0x04` and `prohibit 100.64.0.0/10` (the pod prohibits 100.64/12 but for
  * tos 0x04).
@@ -169,8 +169,7 @@ export async function lookupDirect(ns: string, words: string[]): Promise<string>
  * the independent judge's (test/podgen's complete reads of both
  * namespaces): EQUAL, with `equal` as its verdict line, exactly when the
  * judge finds nothing; else DIFFERENT with a "not mirrored" row for each of
- * its findings (what sync does not carry yet, e.g. a CNI ptp address's
- * broadcast: issue 22 item 2).
+ * its findings (what sync does not carry yet, listed in SYNC_GAPS).
  */
 export async function expectMirrorVerdict(
   r: CtlResult,
@@ -212,7 +211,7 @@ function escapeRe(s: string): string {
  * complete read of the guest is at hand (a VM), diff's "not mirrored"
  * rows must be of these and no other. None since sync carries the veth's
  * txqlen (the CNI's veth has 0, a guest NIC 1000) and the address's
- * broadcast (issue 22 item 2, links and addresses).
+ * broadcast.
  */
 export const SYNC_GAPS: readonly RegExp[] = [];
 

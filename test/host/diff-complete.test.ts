@@ -1,5 +1,5 @@
 /**
- * diff cannot lie (issue 22 item 1): a pod with a route `... tos 0x04`
+ * diff cannot lie: a pod with a route `... tos 0x04`
  * and a multipath default route, synced into a guest. Before the complete
  * comparison, diff said EQUAL here while the guest had lost both (traffic
  * the pod prohibits left through the guest's NIC); now diff's verdict is

@@ -1,5 +1,5 @@
 /**
- * diff cannot lie, attribute by attribute (issue 22 item 1): a pod that
+ * diff cannot lie, attribute by attribute: a pod that
  * sync carries exactly compares EQUAL (by the model and by complete reads,
  * and an independent complete read agrees); then, one at a time, a
  * difference is planted in the pod (or the guest) in an attribute sync

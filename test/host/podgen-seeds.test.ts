@@ -1,5 +1,5 @@
 /**
- * Issue 22's generator in every CI run: a fixed set of seeds, each a random
+ * test/podgen's generator in every CI run: a fixed set of seeds, each a random
  * real pod (real netns, real `ip`) mirrored by `netagentctl sync` into an
  * agent in a guest netns, then judged by test/podgen's independent complete
  * reads of both sides and by route lookups (`ip route get`) of probes drawn
@@ -11,7 +11,7 @@
  * - sync never lies: exit 0 only when the guest is the pod (a sync that left
  *   something out says so with a non-zero exit);
  * - a pod mirrored exactly routes every probe as the pod does.
- * How many seeds mirror exactly is printed (the issue's goal is 95 %), not
+ * How many seeds mirror exactly is printed (the goal is 95 %), not
  * asserted. A failure prints the seed's replay command.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * netagentctl route-get (issue 22 item 4) on a pod with a multipath default
+ * netagentctl route-get on a pod with a multipath default
  * route and a route `... tos 0x04` (and a prohibit route beside it), synced
  * into a guest: each lookup's two decisions, the pod's and the guest's,
  * printed side by side, and each the same as `ip -d -j route get` asked

@@ -14,7 +14,7 @@ export const TUNING = {
   sysctl: { "net.ipv4.conf.eth0.rp_filter": "2", "net.ipv4.conf.eth0.arp_ignore": "1" },
 };
 
-/** The pod: ptp (10.248.246.144/28) + tuning + sbr on eth0. */
+/** A CNI pod with a rule and a table of its own: ptp (10.248.246.144/28) + tuning + sbr on eth0. */
 export function ptpTuningSbr(subnet = "10.248.246.144/28") {
   return (dir: string) => [ptpPlugin(subnet, dir), TUNING, { type: "sbr" }];
 }

@@ -1,5 +1,5 @@
 /**
- * Issue 22's sync failures, each in a pod of real namespaces: an IPv6 rule
+ * Syncs at the edges of the kernel's rules, each in a pod of real namespaces: an IPv6 rule
  * with a prefix (iproute2 puts a rule without `-6` in IPv4 whatever its
  * prefix says), a tun device (no MAC: the guest makes its own, found by
  * name), and
@@ -44,7 +44,7 @@ async function addrs(ns: Netns, dev: string): Promise<string[]> {
   return (l?.addr_info ?? []).map((a) => `${a.local}/${a.prefixlen}`);
 }
 
-describe("issue 22: syncs that failed", () => {
+describe("sync at the kernel's edges: IPv6 rules with a prefix, an MTU below 1280, a tun device", () => {
   it("IPv6 rules with a prefix go to the IPv6 batch and are mirrored", async () => {
     const { pod, guest } = await setUp();
     await pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");

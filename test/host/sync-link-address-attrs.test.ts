@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 2, links and addresses: what a pod's NIC and its addresses
+ * Sync's vocabulary, links and addresses: what a pod's NIC and its addresses
  * hold beyond name, MTU and address/prefix (the link's txqueuelen, promisc,
  * allmulticast, group, alias; an address's broadcast, label, scope,
  * noprefixroute, metric, peer, lifetimes with deprecated staying
@@ -59,7 +59,7 @@ async function expectMirrored(p: MirrorPair): Promise<void> {
   expect(d.stdout).toMatch(/^verdict: EQUAL/m);
 }
 
-describe("sync carries link and address attributes (issue 22 item 2)", () => {
+describe("sync carries link and address attributes", () => {
   it("txqueuelen, promisc, allmulticast, group, alias; broadcast, label, scope, noprefixroute, metric, peer, lifetimes, deprecated, home, mngtmpaddr, IPv6 order", async () => {
     pair = await MirrorPair.create();
     const ip = (...a: string[]) => pair?.pod.ip(...a);

@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 2, neighbours: a pod's proxy entries (`ip neigh add proxy`,
+ * Sync's vocabulary, neighbours: a pod's proxy entries (`ip neigh add proxy`,
  * both families, one with `router`), an `extern_learn` entry and permanent
  * ones with and without `router`, mirrored by `netagentctl sync`, and a
  * second sync after the pod changed them. Judged by test/podgen's
@@ -36,7 +36,7 @@ async function expectMirrored(p: MirrorPair): Promise<void> {
   expect(d.code, d.stdout + d.stderr).toBe(0);
 }
 
-describe("sync carries neighbours: proxy, extern_learn, router (issue 22 item 2)", () => {
+describe("sync carries neighbours: proxy, extern_learn, router", () => {
   it("proxy entries of both families, extern_learn, router; then changed and removed", async () => {
     pair = await MirrorPair.create();
     const ip = (...a: string[]) => pair?.pod.ip(...a);

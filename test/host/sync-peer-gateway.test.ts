@@ -1,5 +1,5 @@
 /**
- * Issue 22 (podgen seed 13, intermittent): an IPv6 address with a peer and
+ * test/podgen's seed 13 (intermittent): an IPv6 address with a peer and
  * gateway routes through that peer, made by one Apply. IPv6 puts the
  * peer's /128 route in a moment after the address (addrconf's work queue),
  * so a route through the peer in the same batch was refused ("No route to

@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 2, the rest helper's part: what a pod's links, addresses,
+ * Sync's vocabulary, the rest helper's part: what a pod's links, addresses,
  * rules, neighbours and sysctls hold beyond names and addresses, mirrored
  * through one Apply by `netagentctl sync`, each checked by independent
  * reads of pod and guest (`ip -n NS -d -j ...`, /proc/sys read inside each
@@ -37,7 +37,7 @@ async function procSys(ns: Netns, path: string): Promise<string> {
   return r.stdout.trim();
 }
 
-describe("issue 22 item 2: links, addresses, rules, neighbours, sysctls", () => {
+describe("sync carries links, addresses, rules, neighbours, sysctls", () => {
   it("a sysctl of a NIC whose name has dots (sysctl(8) spells them as slashes)", async () => {
     const { pod, guest } = await setUp("vnic.a-b_c");
     await pod.ip("addr", "add", "10.1.0.2/24", "dev", "vnic.a-b_c");

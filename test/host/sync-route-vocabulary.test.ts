@@ -1,5 +1,5 @@
 /**
- * Issue 22's route failures, each in a pod of its own (two veth NICs whose
+ * Routes beyond a plain table's, each in a pod of its own (two veth NICs whose
  * peers live in a third netns), mirrored with `netagentctl sync` into an
  * agent's guest netns: a multipath default route, a route with a tos beside
  * a `prohibit default`, TCP metrics (advmss, quickack, a locked MTU),
@@ -118,7 +118,7 @@ async function expectMirrored(s: Setup, probes: string[][] = []): Promise<void> 
   }
 }
 
-describe("sync carries the route vocabulary (issue 22, item 2: routes)", () => {
+describe("sync carries the route vocabulary", () => {
   it("a multipath default route via three nexthops stays multipath", async () => {
     const s = await setUp([
       ["route", "add", "default", "nexthop", "via", "10.70.119.193", "dev", "eth0", "weight", "1"]

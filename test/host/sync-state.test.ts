@@ -48,7 +48,7 @@ describe("netagentctl with netagent.v1.Network over real CNI chains", () => {
     await pod.attach(ptpTuningSbr());
     await guest.addNic("gst0", await pod.mac());
 
-    // The story: the Kata sequence cannot carry it, and says so.
+    // The Kata sequence cannot carry this pod, and says so.
     const kata = await sync(guest, pod.pod.name, "--kata");
     // What the Kata services cannot carry makes the mirror incomplete: exit 4.
     expect(kata.code, kata.stderr).toBe(4);

@@ -1,5 +1,5 @@
 /**
- * Sysctls test/podgen found left behind by sync (issue 22): a link's IPv6
+ * Sysctls test/podgen found left behind by sync: a link's IPv6
  * MTU set apart from its MTU (`net.ipv6.conf.IF.mtu`, which the kernel
  * otherwise derives from the link's MTU), and two namespaced keys the agent
  * did not manage (`net.ipv4.fib_multipath_use_neigh`,

@@ -1,5 +1,5 @@
 /**
- * Issue 22 (seeds 2 and 8 of test/podgen): a pod's tun devices are carried
+ * Seeds 2 and 8 of test/podgen: a pod's tun devices are carried
  * like any other link. Apply makes them (`ip tuntap add`, found by name),
  * with their mode and flags, and sync mirrors their addresses, routes, MTU,
  * up state and the rules naming them (a pod's tap with a MAC is the VM's
@@ -63,7 +63,7 @@ async function tunPod(p: MirrorPair): Promise<void> {
   await pod.ip("rule", "add", "priority", "100", "iif", "tun0", "lookup", "100");
 }
 
-describe("issue 22: tun devices are carried", () => {
+describe("sync: tun devices are carried", () => {
   it("a tun with addresses, routes, MTU, up and a rule: mirrored exactly, exit 0", async () => {
     const p = await pair();
     await tunPod(p);
@@ -111,7 +111,7 @@ describe("issue 22: tun devices are carried", () => {
   });
 });
 
-describe("issue 22: tun devices are carried: an Apply that fails, bad input", () => {
+describe("sync: tun devices are carried: an Apply that fails, bad input", () => {
   it("an Apply that fails after making a tun leaves the guest as it was; bad input changes nothing", async () => {
     const p = await pair();
     const client = await AgentClient.connect(p.guest.addr);

@@ -1,4 +1,4 @@
-/** Issue 24: kill -9 of the agent and its `ip` children in the middle of each kind of change (test/support/crash-suite.ts). */
+/** A crash mid-change: kill -9 of the agent and its `ip` children in the middle of each kind of change (test/support/crash-suite.ts). */
 import { describeKills } from "../support/crash-suite";
 
 describeKills("group");

@@ -1,5 +1,5 @@
 /**
- * What a starting agent does with the change record it finds (issue 24):
+ * What a starting agent does with the change record it finds:
  * a sound one is restored from before the first answer; a torn one, one of
  * another boot, one that does not parse, or one given up on is set aside
  * (renamed to rejected.rec) and nothing is changed; one of another network

@@ -1,15 +1,15 @@
 /**
- * Issue 16, reproduction 2: UpdateRoutes with 60,000 routes and a 150 ms
- * deadline, then SIGTERM to dist/netagent (as init does at shutdown). The
- * deadline answer went out at once and the call left the in-flight set
- * while its `ip -batch` went on, so the shutdown did not wait for it: the
- * agent exited mid-batch and the table kept 4,764 (another run: 7,399) of
- * the routes. A call's work and its answer are one lifetime now: after the
- * exit the table holds none or all of them, read with an independent
+ * A deadline does not outlive its call's work: UpdateRoutes with 60,000
+ * routes and a 150 ms deadline, then SIGTERM to dist/netagent (as init does
+ * at shutdown). Were the call to leave the in-flight set when its deadline
+ * answer goes out, while its `ip -batch` goes on, the shutdown would not
+ * wait for it and the agent would exit mid-batch with part of the table
+ * in. A call's work and its answer are one lifetime: after the exit the
+ * table holds none or all of the routes, read with an independent
  * `ip -n NS -json route show`.
  *
  * Every other run the client hangs up before the SIGTERM.
- * RUNS (default 3; NETAGENT_DEADLINE_RUNS=10 for the issue's figure) fresh
+ * RUNS (default 3; NETAGENT_DEADLINE_RUNS=10 for a longer look) fresh
  * namespaces and agents, one after the other.
  */
 import { afterEach, describe, expect, it } from "vitest";

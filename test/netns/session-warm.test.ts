@@ -1,7 +1,7 @@
 /**
  * The agent's resident `ip -batch` starts after the first answered call, not
- * before the agent serves (issue 25: on a guest's one vCPU its start delayed
- * the first Check), and without any call a while after listening. The stand-in
+ * before the agent serves (on a guest's one vCPU its start would delay the
+ * first Check), and without any call a while after listening. The stand-in
  * ip logs every start with its arguments, then execs the real ip.
  */
 import { spawnSync } from "node:child_process";

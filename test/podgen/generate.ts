@@ -1,7 +1,7 @@
 /**
  * The seeded generator of random pod network states: from a seed, 1-3 NICs
  * and the `ip`/`sysctl` commands that configure them with the vocabulary
- * issue 22 lists (addresses, routes in several tables, nexthop objects,
+ * sync carries (addresses, routes in several tables, nexthop objects,
  * rules, neighbours, link attributes, sysctls). Pure: no I/O, the same
  * recipe for the same seed everywhere (test/podgen/prng.ts).
  */

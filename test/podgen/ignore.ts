@@ -77,7 +77,7 @@ export const IGNORED = {
   addressGuestNodad: {
     kind: "address",
     what: "nodad on the guest's address where the pod's has none",
-    why: "the agent adds addresses with nodad so they are usable at once (issue 22: a documented difference); a pod's nodad that the guest lacks is still a difference",
+    why: "the agent adds addresses with nodad so they are usable at once (a documented difference: docs/netagent-v1.md); a pod's nodad that the guest lacks is still a difference",
   },
   addressKernelLinkLocal: {
     kind: "address",

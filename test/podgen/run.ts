@@ -1,5 +1,5 @@
 /**
- * The measuring tool of issue 22: random real pods mirrored by netagentctl
+ * The measuring tool of sync's fidelity: random real pods mirrored by netagentctl
  * sync, judged by complete independent reads and by route lookups.
  *
  *   npx bun test/podgen/run.ts [--seeds 40] [--from 1] [--probes 200] [--json] [--strict] [--verbose]

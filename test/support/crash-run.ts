@@ -1,5 +1,5 @@
 /**
- * Kill -9 in the middle of a change, the way the issue measured it: the
+ * Kill -9 in the middle of a change, the way bench/crash-kills.ts measures it: the
  * agent in a fresh namespace on the old state, a change sent, SIGKILL after
  * a random delay within the change's measured duration (to the agent alone,
  * or to its process group: the agent and its `ip` children), the agent
@@ -50,7 +50,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * NETAGENT_CRASH_SETSID=1 starts the agent through setsid: for builds that
- * do not make their own process group (the build before issue 24), so that
+ * do not make their own process group (older ones), so that
  * a group kill still reaches their children.
  */
 const launcher = process.env.NETAGENT_CRASH_SETSID === "1" ? ["setsid"] : [];
@@ -250,7 +250,7 @@ export function countRecovery(tally: Tally, o: KillOutcome): void {
   }
 }
 
-/** The issue's table: change, killed, exactly old, exactly new, mixed. */
+/** The kill table (bench/README.md): change, killed, exactly old, exactly new, mixed. */
 export function renderTally(tallies: readonly Tally[], what: (kind: string) => string): string {
   const rows = [
     "| change | killed | exactly old | exactly new | mixed | (restored from a record) | (restores called incomplete) | (kills after the answer) | (reads redone) |",

@@ -1,5 +1,5 @@
 /**
- * Issue 24, the CI-sized run, one kill mode per test file (the two files
+ * A crash mid-change, the CI-sized run, one kill mode per test file (the two files
  * run side by side): for each kind of network change, kill -9 at random
  * moments inside it, restart the agent at once with the same flags, read
  * the network independently: exactly the old state or exactly the new one,

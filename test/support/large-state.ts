@@ -1,5 +1,5 @@
 /**
- * Bench row 12's large state (issue 22; bench/rows/large-state.ts): 10,000
+ * Bench row 12's large state (bench/rows/large-state.ts): 10,000
  * routes over tables main, 100, 200 and 300 (100 multipath routes of two
  * hops, 200 by nexthop objects: 20 single objects and 5 groups of three),
  * 100 rules, two interfaces. Also that state as Get answers it after the

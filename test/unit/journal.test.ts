@@ -1,5 +1,5 @@
 /**
- * The change journal's file (issue 24): a record decodes whole or not at
+ * The change journal's file: a record decodes whole or not at
  * all (every prefix and every single-byte change of a record is refused),
  * is written root-only and bounded (a change whose record is over the bound
  * is refused before anything is written), and the write queue records and

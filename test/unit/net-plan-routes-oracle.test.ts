@@ -41,9 +41,9 @@ function withoutExactDuplicates(routes: readonly Route[]): Route[] {
 
 /**
  * Whether a table has two routes of one key not made by the kernel (what
- * `ip route append` makes): since issue 22 those are planned as a group
- * (route-groups.ts: together, IPv4's in their order), which the old
- * planner did not know of, so its plans for such a table are no oracle.
+ * `ip route append` makes): those are planned as a group (route-groups.ts:
+ * together, IPv4's in their order), which the oracle planner does not know
+ * of, so its plans for such a table are no oracle.
  */
 function hasAppendGroup(routes: readonly Route[]): boolean {
   const seen = new Set<string>();
@@ -75,8 +75,8 @@ describe("planRoutes against the planner it replaced (identity strings; oracle/p
         ];
         for (const [from, to, options] of cases) {
           // IPv6 joins an appended gateway route to a leftover one of its key
-          // (the model says so since issue 22): a multipath route the old
-          // planner knew nothing of, so its plans for such a table are no oracle.
+          // (the model says so): a multipath route the oracle planner knows
+          // nothing of, so its plans for such a table are no oracle.
           if ([...from, ...to].some((r) => r.hops)) continue;
           // Either side: a group in the table planned from is planned as a group too
           // (seed 1080314994 found one only in `from`, where the old planner deleted

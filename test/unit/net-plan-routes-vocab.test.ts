@@ -1,5 +1,5 @@
 /**
- * planRoutes over the whole route vocabulary (issue 22): tos and IPv6
+ * planRoutes over the whole route vocabulary: tos and IPv6
  * `from` in the key, multipath paths, nexthop objects, IPv4 via IPv6,
  * every route type, attributes (metrics with locks, pref, realms, the
  * volatile expires), and the duplicates `ip route append` makes, against

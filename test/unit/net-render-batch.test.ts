@@ -207,7 +207,7 @@ describe("renderRouteOps", () => {
   });
 });
 
-describe("the route vocabulary (issue 22)", () => {
+describe("the route vocabulary: multipath, tos, nexthop objects, metrics, IPv6 from", () => {
   it.each<[string, Route, string, string]>([
     [
       "multipath: paths last, each with its weight",

@@ -133,7 +133,7 @@ async function rejection(p: Promise<unknown>): Promise<TtrpcError> {
 const table = (routes: readonly Route[]) =>
   routes.map((r) => routeIdentity(r, true)).sort((a, b) => a.localeCompare(b));
 
-/** The PTP pod of the issue: eth0 10.248.246.146/28, dual stack. */
+/** A CNI ptp pod's NIC: eth0 10.248.246.146/28, dual stack. */
 const ptpLinks = () => [
   eth(2, "eth0", [v4("10.248.246.146", 28), v6("2001:db8:1::146", 64), v6("fe80::2", 64, "link")]),
 ];
@@ -221,7 +221,7 @@ describe("UpdateRoutes over the kernel model", () => {
 });
 
 describe("UpdateRoutes over the kernel model: refusals, two links, concurrent calls", () => {
-  it("answers an unreachable gateway as the issue says, and changes nothing", async () => {
+  it("answers an unreachable gateway INVALID_ARGUMENT naming the route and ip's reason, and changes nothing", async () => {
     const ip = new SimIp([eth(2, "eth0", [v4("10.0.0.2", 24)])]);
     const { update } = service(ip);
     const before = table(ip.sim.routes);

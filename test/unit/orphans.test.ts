@@ -1,5 +1,5 @@
 /**
- * awaitOrphans (issue 24): the processes a dead agent left in its process
+ * awaitOrphans (after a crash): the processes a dead agent left in its process
  * group are waited for, bounded, then killed by PID; processes that end by
  * themselves within the wait are not signalled; nothing outside the group
  * is touched. Real processes: a shell leading its own group (setsid), its

@@ -59,8 +59,8 @@ const dst = fc.oneof(
 );
 
 /**
- * A route of every table as the Kata-era parser saw it: since issue 22 an
- * IPv4 route keeps an IPv6 gateway, an IPv6 local (anycast, multicast)
+ * A route of every table as the Kata-era parser saw it: where this parser
+ * differs, an IPv4 route keeps an IPv6 gateway, an IPv6 local (anycast, multicast)
  * route keeps lo as its link, and tos, from, nhid and attributes are
  * carried (test/unit/net-parse-routes.test.ts covers those).
  */
@@ -102,7 +102,7 @@ describe("ip -json parsing against the version it replaced", () => {
         expect(outcome(() => parseRoutes(doc, fam))).toStrictEqual(
           outcome(() => v1.parseRoutes(doc, fam)),
         );
-        // Multipath routes are carried as paths since issue 22: the old parser is no oracle for them.
+        // Multipath routes are carried as paths: the Kata-era parser is no oracle for them.
         const single = doc.filter((o) => !(o && typeof o === "object" && "nexthops" in o));
         expect(outcome(() => parseAllTableRoutes(single).map(asBefore))).toStrictEqual(
           outcome(() => v1.parseAllTableRoutes(single)),

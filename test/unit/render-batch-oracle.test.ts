@@ -54,16 +54,16 @@ const route: fc.Arbitrary<Route> = fc
         "type",
       ],
     },
-    // An IPv4 route via an IPv6 gateway is `via inet6 ADDR` since issue 22 (the
-    // old renderer wrote `via ADDR`, which iproute2 refuses on an IPv4 route):
+    // An IPv4 route via an IPv6 gateway is `via inet6 ADDR` (the oracle
+    // renderer writes `via ADDR`, which iproute2 refuses on an IPv4 route):
     // net-render-batch.test.ts has that case; the oracle holds for the rest.
   )
   .filter((r) => !(r.family === 4 && r.gateway !== undefined && /^fe80::1$/.test(r.gateway)));
 const op: fc.Arbitrary<RouteOp> = fc.oneof(
   route.map((r) => ({ op: "replace" as const, route: r })),
   route.map((r) => ({ op: "append" as const, route: r })),
-  // An IPv6 delete of a route through no link names lo since issue 22 (the
-  // kernel compares no type: the old line could hit a route of the key
+  // An IPv6 delete of a route through no link names lo (the kernel
+  // compares no type: the oracle's line could hit a route of the key
   // through a link); net-render-batch.test.ts has that case.
   route
     .filter((r) => !(r.family === 6 && !r.dev))

@@ -1,5 +1,5 @@
 /**
- * tun and tap devices in Apply (issue 22): what `ip -d -j link` shows of
+ * tun and tap devices in Apply: what `ip -d -j link` shows of
  * one (vocabulary/tuntap.ts, names back to ids through account-ids.ts),
  * the lines that make one or find it by name (plan-tuntap.ts, in the link
  * phase), the restore's deletes, validation with its bound (64), and what

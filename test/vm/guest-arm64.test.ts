@@ -45,7 +45,7 @@ describe("the arm64 guest", () => {
       boot: image.boot(),
       mac: MAC,
       debugConsole: true,
-      // The issue's channel: virtio-serial, whether or not this host has vhost-vsock.
+      // The arm64 guest's channel here: virtio-serial, whether or not this host has vhost-vsock.
       channel: "serial",
       onNote: (line) => console.log(`vm: ${line}`),
     });

@@ -1,5 +1,5 @@
 /**
- * Issue 24 in the real guest: netagent killed with SIGKILL from the debug
+ * A crash mid-change in the real guest: netagent killed with SIGKILL from the debug
  * console in the middle of an Apply (a loop in the guest's shell waits for
  * the change record to appear, then kills), init restarts it, and the
  * restarted agent puts the old state back before its first answer: the

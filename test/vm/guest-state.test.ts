@@ -1,6 +1,6 @@
 /**
  * The whole pod network end to end in a real VM (x86_64, initramfs mode):
- * the issue-11 pod mirrored into the QEMU guest by `netagentctl sync` and
+ * a CNI ptp + tuning + sbr pod mirrored into the QEMU guest by `netagentctl sync` and
  * read back through the guest's debug console (test/vm/pod-mirror.ts; the
  * arm64 guest runs the same step in guest-arm64.test.ts); then a tun
  * device added to the pod, made in the guest by the next sync. The

@@ -1,6 +1,6 @@
 /**
  * The pod-mirroring end-to-end step, for a guest of any architecture: the
- * issue-11 pod (real CNI ptp + tuning + sbr on the host: a rule, table 100,
+ * ptp pod (real CNI ptp + tuning + sbr on the host: a rule, table 100,
  * an empty main table, rp_filter 2, arp_ignore 1, MTU 1400) mirrored into
  * a booted QEMU guest by `netagentctl sync` (one netagent.v1 Apply over the
  * agent channel), then read back independently through the guest's debug

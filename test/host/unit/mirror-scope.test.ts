@@ -1,6 +1,6 @@
 /**
  * mirror-scope.ts: what of a pod one Apply cannot carry is left out, each
- * with a line saying what and why (issue 22 item 3); the rest goes as read.
+ * with a line saying what and why; the rest goes as read.
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
@@ -44,7 +44,7 @@ const pod: PodFullState = {
     route("10.99.0.0/16", "tun0"),
     route("10.9.0.1/32", "tun0", { table: 255, protocol: "kernel", type: "local", scope: 254 }),
     route("10.7.0.0/16", "eth0", { table: 200, type: "xresolve" }),
-    // Carried since issue 22: a local route in a user table, multipath, a nexthop object.
+    // Carried: a local route in a user table, multipath, a nexthop object.
     route("10.8.0.0/16", "eth0", { table: 200, type: "local", scope: 254 }),
     route("10.6.0.0/16", "", {
       scope: 0,
