@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import {
   askApply,
+  askDryRun,
   askInterface,
   askNeighbours,
   askRead,
@@ -316,6 +317,15 @@ describe("policy checker: reads, the running phase, messages", () => {
         ),
       ),
     ).toBe("packetFilter");
+  });
+
+  it("an Apply dry run is a read: refused naming dry_run without reads, admitted with them", () => {
+    const closed = compilePolicy(parsePolicy('{"netagentPolicy": 1}', "t"));
+    const r = checkRequest(closed, askDryRun(), { links: [] }, "setup");
+    expect(r && refusalMessage(r)).toBe(
+      'policy rule reads refuses dry_run "true": answers only what it reads: reads are not allowed',
+    );
+    expect(checkRequest(c, askDryRun(), { links: [] }, "running")).toBeUndefined();
   });
 
   it("running phase: a change is refused, a call that changes nothing is not", () => {

@@ -16,6 +16,11 @@ export function askRead(method: string): PolicyRequest {
   return { method, read: true, changes: false };
 }
 
+/** An Apply with `dry_run`: it changes nothing and answers the plan and state it read. */
+export function askDryRun(): PolicyRequest {
+  return { method: "netagent.v1.Network/Apply", read: true, readField: "dry_run", changes: false };
+}
+
 /** Whether UpdateInterface would leave `link` as it is (name, MTU, NOARP, up, its global addresses). */
 function linkUnchanged(spec: InterfaceSpec, link: Link | undefined): boolean {
   if (link === undefined) return false;

@@ -49,7 +49,15 @@ export function checkRequest(
 ): Refusal | undefined {
   const p = c.policy;
   if (request.read) {
-    return p.reads ? undefined : refuse("reads", "(call)", request.method, "reads are not allowed");
+    if (p.reads) return undefined;
+    return request.readField === undefined
+      ? refuse("reads", "(call)", request.method, "reads are not allowed")
+      : refuse(
+          "reads",
+          request.readField,
+          "true",
+          "answers only what it reads: reads are not allowed",
+        );
   }
   const withRequest = scope !== "state";
   const withState = scope !== "request";

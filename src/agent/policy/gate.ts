@@ -44,7 +44,7 @@ export class PolicyGate {
     return this.clock.phase();
   }
 
-  /** Whether a call that changes nothing needs showing at all (a cheap test for the services). */
+  /** Whether the policy allows reads; when not, a change answers nothing read from the guest. */
   get readsAllowed(): boolean {
     return this.policy.reads;
   }

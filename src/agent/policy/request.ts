@@ -46,6 +46,8 @@ export interface PolicyRequest {
   method: string;
   /** A call that only reads the guest. */
   read?: boolean;
+  /** The request field that makes a changing method's call a read (Apply's `dry_run`, then true). */
+  readField?: string;
   /** A packet-filter change (SetIPTables). */
   packetFilter?: boolean;
   links?: readonly LinkAsk[];

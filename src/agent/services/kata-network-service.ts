@@ -8,7 +8,7 @@ import { HOTPLUG_MAX_WAIT_MS } from "../../common/limits";
 import type { Logger } from "../../common/log";
 import { type AgentService, InterfacesSchema, RoutesSchema } from "../../gen/agent_pb";
 import type { IpRunner } from "../../net/iproute/ip-runner";
-import type { Link } from "../../net/model/model";
+import type { Link, Route } from "../../net/model/model";
 import { impliedKernelRoutes } from "../../net/plan/kernel-routes";
 import { renderNeighborReplace } from "../../net/plan/plan-neighbors";
 import { planRoutes } from "../../net/plan/routes/plan-routes";
@@ -27,6 +27,7 @@ import { validateInterface, validateNeighbors } from "../validate/validate-inter
 import { validateRoutes } from "../validate/validate-routes";
 import { VALIDATE_WHILE_READING, validateWhileReading } from "../validate/validate-while-reading";
 import { NoChangeMemo } from "./routes-memo";
+import { interfaceAsAsked } from "./withheld";
 
 export interface NetworkServiceOptions {
   ip: IpRunner;
@@ -97,6 +98,10 @@ function requireDevices(
   throw new TtrpcError(`Link not found (${what}[${i}].device ${dev})`, Code.NOT_FOUND);
 }
 
+/** A Routes answer (UpdateRoutes': the table read back or, with reads refused, the routes asked for: withheld.ts). */
+const routesAnswer = (routes: readonly Route[]) =>
+  create(RoutesSchema, { Routes: routes.map(routeToProto) });
+
 /** grpc.AgentService's network methods on `options.ip`, serialised on `options.queue`. */
 export function createNetworkService(
   options: NetworkServiceOptions,
@@ -104,6 +109,8 @@ export function createNetworkService(
   const { ip, log, gate } = options;
   const queue = options.queue ?? new SerialQueue();
   const memo = new NoChangeMemo();
+  // Reads refused: a change answers what it was asked, not what it read (withheld.ts).
+  const withheld = gate !== undefined && !gate.readsAllowed;
 
   return {
     async updateInterface(request, ctx) {
@@ -125,7 +132,7 @@ export function createNetworkService(
           if (!link) return undefined;
           gate?.admit(askInterface(spec, link), state, "state");
           const now = await applyLink(ip, log, spec, state, link, ctx.signal, queue);
-          return linkToProto(now, spec.devicePath);
+          return withheld ? interfaceAsAsked(spec) : linkToProto(now, spec.devicePath);
         }, ctx.signal);
         if (done) return done;
         await waitForLink(options, spec.mac, ctx, giveUp);
@@ -167,14 +174,14 @@ export function createNetworkService(
         // for the common periodic no-change sync); else the batch reads back.
         if (ops.length === 0) {
           updated(0);
-          const answer = create(RoutesSchema, { Routes: state.routes.map(routeToProto) });
+          const answer = routesAnswer(withheld ? desired : state.routes);
           return memo.keep(ctx.payload, desired, state.routes, answer);
         }
         memo.forget();
         queue.record(() => routesChange(state.routes, ops));
         const routes = await applyRoutePlan(ip, log, state.routes, ops, ctx.signal);
         updated(ops.length);
-        return create(RoutesSchema, { Routes: routes.map(routeToProto) });
+        return routesAnswer(withheld ? desired : routes);
       }, ctx.signal);
     },
 
@@ -184,8 +191,7 @@ export function createNetworkService(
     },
 
     async listRoutes(_request, ctx) {
-      const routes = await ip.readRoutes({ signal: ctx.signal });
-      return create(RoutesSchema, { Routes: routes.map(routeToProto) });
+      return routesAnswer(await ip.readRoutes({ signal: ctx.signal }));
     },
 
     async addARPNeighbors(request, ctx) {

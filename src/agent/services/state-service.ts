@@ -18,7 +18,7 @@ import { stateToWire } from "../../wire/state-map";
 import { writePlanAhead } from "../../wire/state-writer";
 import { applyState } from "../apply/apply-state";
 import type { SerialQueue } from "../apply/serial-queue";
-import { askApply } from "../policy/ask";
+import { askApply, askDryRun } from "../policy/ask";
 import type { PolicyGate } from "../policy/gate";
 import { validateApply } from "../validate/validate-state";
 import { VALIDATE_WHILE_READING, validateWhileReading } from "../validate/validate-while-reading";
@@ -52,6 +52,9 @@ const planChanges = (plan: ApplyPlan) =>
 
 export function createStateService(options: StateServiceOptions): ServiceImpl<typeof Network> {
   const { ip, sysctl, log, queue } = options;
+  // Reads refused: Apply answers neither the state read back nor the plan,
+  // both made of the guest as read (withheld.ts).
+  const withheld = options.gate !== undefined && !options.gate.readsAllowed;
   return {
     async get(_request, ctx) {
       const s = await ip.readFullState({ signal: ctx.signal });
@@ -82,6 +85,8 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
           desired = checked.valid;
           firstRead = checked.reading;
         }
+        // A dry run changes nothing and answers what it read: under the rule reads.
+        if (run.dryRun) options.gate?.admit(askDryRun());
         // NICs and everything else the policy names are judged before the
         // links are looked for; the phase and the guest's rules once planned (admit).
         options.gate?.precheck(askApply(desired, run.exact, false));
@@ -102,15 +107,17 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
           log,
           record: queue.record.bind(queue),
           firstRead,
-          batchRunning,
+          ...(withheld ? {} : { batchRunning }),
           ...(admit ? { admit } : {}),
         };
         const { state, plan, leftOut } = await applyState(deps, desired, run);
+        const left = leftOut.map((l) => create(LeftOutSchema, l));
+        if (withheld) return { plan: [], leftOut: left };
         const sysctls = [...state.sysctls].map(([key, value]) => ({ key, value }));
         return {
           result: stateToWire({ ...state, sysctls }),
           plan: ahead?.plan === plan ? ahead.lines : planText(plan),
-          leftOut: leftOut.map((l) => create(LeftOutSchema, l)),
+          leftOut: left,
         };
       }, ctx.signal);
     },
