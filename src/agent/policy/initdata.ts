@@ -6,7 +6,8 @@
  * `[data]` with string entries such as `policy.rego`). Its digest is bound
  * into the TEE's launch measurement by the runtime. The Kata agent reads it
  * at start and writes the TOML to {@link EXTRACTED}; that copy is read
- * first (those are the bytes the agent measured), waiting up to
+ * first (the bytes the agent hands on to attestation; netagent checks no
+ * digest against a measurement itself), waiting up to
  * {@link INITDATA_WAIT_MS} for it when a device is there, and the device
  * itself only when no agent wrote the copy (netagent alone in the guest).
  */
