@@ -18,7 +18,7 @@ export interface ParsedIp {
  * The octets of a dotted quad without leading zeros (each 0 or 1-255 with
  * no leading 0: what isValidFourPartDecimal takes, octets <= 255 aside), or
  * undefined. A loop over the characters: a regex match and its captures
- * were the parser's own top cost over 10,000 routes.
+ * cost more, and this runs for every route of a large table.
  */
 function dottedQuad(text: string): number[] | undefined {
   const bytes: number[] = [];

@@ -34,8 +34,8 @@ export class UnsafeTokenError extends Error {
 
 /**
  * Whether `s` is one or more of `A-Za-z0-9_.:/@+=-`, not starting with "-": a loop over
- * the characters (two regex tests per token were a tenth of a plan of
- * 10,000 routes).
+ * the characters (two regex tests on every token of a large plan cost
+ * more).
  */
 function isPlainToken(s: string): boolean {
   if (s.length === 0 || s.charCodeAt(0) === 0x2d) return false;

@@ -31,7 +31,8 @@ const PATHS_KEPT = 4096;
 export class SysctlFs {
   /**
    * Each key's path, as parsed last: a state's hundreds of keys are read
-   * two or three times per Apply, and parsing them was a tenth of that.
+   * two or three times per Apply, and parsing each anew every time adds
+   * a share of that read's cost.
    */
   private readonly paths = new Map<string, string>();
 

@@ -1,9 +1,9 @@
 /**
  * Routes by destination, to ask whether a route with the identity of
- * another is among them without building identity strings: over 10,000
- * routes, building, flattening and hashing those strings (routeIdentity)
- * was most of a plan's time, while each route's `dst` text is already at
- * hand and few routes share one.
+ * another is among them without building identity strings: over a large
+ * table, building, flattening and hashing those strings (routeIdentity)
+ * would outweigh the plan's own work, while each route's `dst` text is
+ * already at hand and few routes share one.
  */
 import type { Hop, Route } from "../../model/model";
 import { sameAttrs } from "../../vocabulary/attrs";

@@ -1,10 +1,10 @@
 /**
  * One index of a plan's routes by destination (planOnce, plan-routes.ts):
  * the current routes with each `dst`, in the kernel's order, and how many
- * target routes have it. It answers what three structures did (the routes
- * in place by identity, the current routes by key, the target's count per
- * destination) with one hash of each route's `dst`: over 10,000 routes
- * those hashes, not the comparisons, were most of a plan's time.
+ * target routes have it. It answers three questions (the routes in place
+ * by identity, the current routes by key, the target's count per
+ * destination) with one hash of each route's `dst`: over a large table
+ * the hashes, not the comparisons, are what a plan's time goes to.
  */
 import type { Route } from "../../model/model";
 import { sameIdentity } from "./route-index";
