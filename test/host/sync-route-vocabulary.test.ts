@@ -237,3 +237,44 @@ describe("sync carries the route vocabulary: nexthops reached by a route, local 
     expect(text).toBe(await s.pod.ip("route", "show", "10.19.0.0/16"));
   });
 });
+
+describe("sync carries what ip's name caches would mix up in one batch", () => {
+  it("protocols by name and by number, in turn, stay each their own: routes, nexthop objects, rules", async () => {
+    // iproute2 6.1 remembers the last protocol it looked up by name and,
+    // after a number, answers that name with the number: `proto static`,
+    // `proto 200`, `proto static` in one batch made the third 200, and so
+    // did every later `static` the agent's resident ip process was given.
+    const gw = ["via", "10.70.119.193", "dev", "eth0"];
+    const s = await setUp([
+      ["route", "add", "10.21.0.0/16", ...gw, "proto", "static"],
+      ["route", "add", "10.22.0.0/16", ...gw, "table", "100", "proto", "200"],
+      ["route", "add", "10.23.0.0/16", ...gw, "table", "200", "proto", "static"],
+      ["nexthop", "add", "id", "5", ...gw, "proto", "static"],
+      ["nexthop", "add", "id", "6", ...gw, "proto", "77"],
+      ["nexthop", "add", "id", "7", ...gw, "proto", "static"],
+      ["rule", "add", "pref", "100", "from", "10.31.0.0/16", "protocol", "static", "table", "100"],
+      ["rule", "add", "pref", "101", "from", "10.32.0.0/16", "protocol", "77", "table", "100"],
+      ["rule", "add", "pref", "102", "from", "10.33.0.0/16", "protocol", "static", "table", "100"],
+    ]);
+    await expectMirrored(s);
+    const rules = (ns: Netns) => ns.json<Json[]>("rule", "show");
+    expect(await rules(s.guest.ns)).toEqual(await rules(s.pod));
+  });
+
+  it("address scopes by name and by number in turn (host, 100, host) stay each their own", async () => {
+    // The kernel lists a link's addresses by scope, so the turn is across links.
+    const s = await setUp([
+      ["addr", "add", "10.41.0.2/24", "scope", "host", "dev", "eth0"],
+      ["addr", "add", "10.42.0.2/24", "scope", "100", "dev", "eth0"],
+      ["addr", "add", "10.43.0.2/24", "scope", "host", "dev", "eth1"],
+    ]);
+    await expectMirrored(s);
+    const scopes = async (ns: Netns) =>
+      (await ns.json<{ ifname: string; addr_info: Json[] }[]>("-4", "addr", "show"))
+        .filter((l) => NICS.includes(l.ifname))
+        .flatMap((l) => l.addr_info.map((a) => `${l.ifname} ${a.local} ${a.scope}`))
+        .sort();
+    expect(await scopes(s.guest.ns)).toEqual(await scopes(s.pod));
+    expect(await scopes(s.pod)).toContain("eth1 10.43.0.2 host");
+  });
+});

@@ -5,7 +5,7 @@
  */
 import { type Attr, type Hop, makeRoute, type Route } from "../../src/net/model/model";
 import { ROUTE_ATTRS } from "../../src/net/vocabulary/route-attrs";
-import { parseTos } from "../../src/net/vocabulary/routes";
+import { parseTos, protocolName } from "../../src/net/vocabulary/routes";
 
 export class SimError extends Error {
   override readonly name = "SimError";
@@ -104,7 +104,7 @@ export function parseRouteLine(line: string): Route {
     else if (k === "src") r.prefsrc = v;
     else if (k === "scope") r.scope = Number(v);
     else if (k === "metric") r.metric = Number(v);
-    else if (k === "proto") r.protocol = v;
+    else if (k === "proto") r.protocol = protocolName(v);
     else if (k === "mtu") r.mtu = Number(v);
     else if (k === "tos") r.tos = parseTos(v);
     else if (k === "from") r.from = v;
@@ -150,7 +150,7 @@ export function parseDelete(line: string): DeleteSelector {
         sel.metric = Number(v);
         break;
       case "proto":
-        sel.protocol = v;
+        sel.protocol = protocolName(v);
         break;
       case "tos":
         sel.tos = parseTos(v);

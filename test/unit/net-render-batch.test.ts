@@ -113,12 +113,12 @@ describe("renderRouteReplace", () => {
         scope: 253,
         protocol: "kernel",
       }),
-      "route replace 192.168.1.0/24 dev eth1 src 192.168.1.5 scope 253 metric 0 proto kernel table main",
+      "route replace 192.168.1.0/24 dev eth1 src 192.168.1.5 scope 253 metric 0 proto 2 table main",
     ],
     [
       "IPv4 static with metric",
       r({ dst: "10.11.0.0/16", scope: 253, metric: 100, protocol: "static" }),
-      "route replace 10.11.0.0/16 dev eth0 scope 253 metric 100 proto static table main",
+      "route replace 10.11.0.0/16 dev eth0 scope 253 metric 100 proto 4 table main",
     ],
     [
       "IPv4 unreachable (no device)",
@@ -138,7 +138,7 @@ describe("renderRouteReplace", () => {
     [
       "IPv6 kernel prefix route",
       r({ family: 6, dst: "2001:db8::/64", metric: 256, protocol: "kernel" }),
-      "route replace 2001:db8::/64 dev eth0 scope 0 metric 256 proto kernel table main",
+      "route replace 2001:db8::/64 dev eth0 scope 0 metric 256 proto 2 table main",
     ],
     [
       "IPv6 unreachable",
@@ -161,27 +161,27 @@ describe("renderRouteDelete", () => {
     [
       "IPv4 default",
       r({ gateway: "192.0.2.1" }),
-      "route del 0.0.0.0/0 via 192.0.2.1 dev eth0 scope 0 metric 0 proto boot table main",
+      "route del 0.0.0.0/0 via 192.0.2.1 dev eth0 scope 0 metric 0 proto 3 table main",
     ],
     [
       "IPv4 kernel route: scope, src and proto select it among same-key twins",
       r({ dst: "10.0.0.0/24", prefsrc: "10.0.0.2", scope: 253, protocol: "kernel" }),
-      "route del 10.0.0.0/24 dev eth0 src 10.0.0.2 scope 253 metric 0 proto kernel table main",
+      "route del 10.0.0.0/24 dev eth0 src 10.0.0.2 scope 253 metric 0 proto 2 table main",
     ],
     [
       "IPv6 kernel prefix route",
       r({ family: 6, dst: "2001:db8::/64", metric: 256, protocol: "kernel" }),
-      "route del 2001:db8::/64 dev eth0 scope 0 metric 256 proto kernel table main",
+      "route del 2001:db8::/64 dev eth0 scope 0 metric 256 proto 2 table main",
     ],
     [
       "IPv6 default",
       r({ family: 6, dst: "::/0", gateway: "fe80::1", metric: 1024 }),
-      "route del ::/0 via fe80::1 dev eth0 scope 0 metric 1024 proto boot table main",
+      "route del ::/0 via fe80::1 dev eth0 scope 0 metric 1024 proto 3 table main",
     ],
     [
       "IPv4 unreachable",
       r({ dst: "203.0.113.0/24", dev: "", type: "unreachable" }),
-      "route del unreachable 203.0.113.0/24 scope 0 metric 0 proto boot table main",
+      "route del unreachable 203.0.113.0/24 scope 0 metric 0 proto 3 table main",
     ],
   ])("%s", (_name, route, line) => {
     expect(renderRouteDelete(route)).toBe(line);
@@ -201,8 +201,8 @@ describe("renderRouteOps", () => {
       ]),
     ).toEqual([
       "route replace 10.0.0.0/24 dev eth0 scope 253 metric 0 table main",
-      "route append fe80::/64 dev eth1 scope 0 metric 256 proto kernel table main",
-      "route del 0.0.0.0/0 via 10.0.0.1 dev eth0 scope 0 metric 0 proto boot table main",
+      "route append fe80::/64 dev eth1 scope 0 metric 256 proto 2 table main",
+      "route del 0.0.0.0/0 via 10.0.0.1 dev eth0 scope 0 metric 0 proto 3 table main",
     ]);
   });
 });
@@ -219,7 +219,7 @@ describe("the route vocabulary: multipath, tos, nexthop objects, metrics, IPv6 f
         ],
       }),
       "route replace 0.0.0.0/0 scope 0 metric 0 table main nexthop via 10.0.0.1 dev eth0 weight 1 nexthop via inet6 fd00::1 dev eth1 weight 3 onlink",
-      "route del 0.0.0.0/0 scope 0 metric 0 proto boot table main nexthop via 10.0.0.1 dev eth0 weight 1 nexthop via inet6 fd00::1 dev eth1 weight 3 onlink",
+      "route del 0.0.0.0/0 scope 0 metric 0 proto 3 table main nexthop via 10.0.0.1 dev eth0 weight 1 nexthop via inet6 fd00::1 dev eth1 weight 3 onlink",
     ],
     [
       "tos, a nexthop object, metrics with a lock, realms",
@@ -237,7 +237,7 @@ describe("the route vocabulary: multipath, tos, nexthop objects, metrics, IPv6 f
         ],
       }),
       "route replace 100.64.0.0/12 tos 0x04 nhid 7 scope 0 metric 0 mtu lock 1400 advmss lock 1200 realms 3/7 rtt 100ms table main",
-      "route del 100.64.0.0/12 tos 0x04 nhid 7 scope 0 metric 0 proto boot advmss lock 1200 realms 3/7 rtt 100ms table main",
+      "route del 100.64.0.0/12 tos 0x04 nhid 7 scope 0 metric 0 proto 3 advmss lock 1200 realms 3/7 rtt 100ms table main",
     ],
     [
       "IPv6 from, pref and expires; a blackhole through no link is deleted on lo",
@@ -254,7 +254,7 @@ describe("the route vocabulary: multipath, tos, nexthop objects, metrics, IPv6 f
         ],
       }),
       "route replace blackhole 2001:db8::/48 from fd00::/64 scope 0 metric 1024 expires 600 pref high table main",
-      "route del blackhole 2001:db8::/48 from fd00::/64 dev lo scope 0 metric 1024 proto boot table main",
+      "route del blackhole 2001:db8::/48 from fd00::/64 dev lo scope 0 metric 1024 proto 3 table main",
     ],
   ])("%s", (_name, route, replace, del) => {
     expect(renderRouteReplace(route)).toBe(replace);
@@ -268,7 +268,7 @@ describe("the route vocabulary: multipath, tos, nexthop objects, metrics, IPv6 f
     ).toBe("nexthop replace id 5 via 10.0.0.1 dev eth0");
     expect(
       renderNexthopReplace({ ...base, id: 6, family: 6, dev: "eth0", protocol: "static" }),
-    ).toBe("nexthop replace id 6 via :: dev eth0 proto static");
+    ).toBe("nexthop replace id 6 via :: dev eth0 proto 4");
     expect(renderNexthopReplace({ ...base, id: 7, family: 4, dev: "", blackhole: true })).toBe(
       "nexthop replace id 7 blackhole",
     );
@@ -289,6 +289,21 @@ describe("the route vocabulary: multipath, tos, nexthop objects, metrics, IPv6 f
       }),
     ).toBe("nexthop replace id 8 group 5,2/6 type resilient buckets 8");
     expect(renderNexthopDelete({ id: 8 })).toBe("nexthop del id 8");
+  });
+
+  it("writes every protocol by number: iproute2 answers a name it saw before a number with that number", () => {
+    const lines = ["static", "200", "static", "openr", "kernel", "boot"].map((protocol, i) =>
+      renderRouteReplace(r({ dst: `10.${i}.0.0/16`, protocol })),
+    );
+    expect(lines.map((l) => / proto (\S+)/.exec(l)?.[1] ?? "(boot)")).toEqual([
+      "4",
+      "200",
+      "4",
+      "99",
+      "2",
+      "(boot)",
+    ]);
+    expect(renderRouteDelete(r({ protocol: "dhcp" }))).toContain(" proto 16 ");
   });
 
   it("refuses an attribute value that would be more than one token", () => {

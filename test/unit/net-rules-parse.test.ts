@@ -175,7 +175,7 @@ describe("renderRule", () => {
       "rule add priority 100 not from 10.1.0.0/16 to 10.2.0.0/24 iif eth0 fwmark 0x10/0xff lookup 200",
     );
     expect(renderRule("del", DEFAULT_RULES[4] as Rule)).toBe(
-      "-6 rule del priority 32766 protocol kernel lookup main",
+      "-6 rule del priority 32766 protocol 2 lookup main",
     );
     const line = (p: number) => renderRule("add", byPriority(parseRules(V4, 4), p) as Rule);
     expect(line(110)).toBe(
@@ -186,7 +186,7 @@ describe("renderRule", () => {
     expect(line(113)).toBe("rule add priority 113 nop");
     expect(line(115)).toBe("rule add priority 115 l3mdev");
     expect(line(116)).toBe("rule add priority 116 realms 3/4 lookup 100");
-    expect(line(117)).toBe("rule add priority 117 iif tun9 protocol static lookup 100");
+    expect(line(117)).toBe("rule add priority 117 iif tun9 protocol 4 lookup 100");
     // iproute2 sends a rule without -6 as IPv4, whatever its prefix.
     const [v6] = parseRules(
       [{ priority: 9613, src: "fd90:6b33:220a:4300::", srclen: 56, action: "blackhole" }],

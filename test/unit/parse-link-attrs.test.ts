@@ -69,9 +69,9 @@ describe("parseLinks: attributes", () => {
     ]);
   });
 
-  it("writes each back as ip words", () => {
+  it("writes each back as ip words (a scope by number: ip misreads a name after a number)", () => {
     expect((v0?.addresses ?? []).map((a) => addressWords(a).join(" "))).toEqual([
-      "10.3.0.1/24 scope host",
+      "10.3.0.1/24 scope 254",
       "10.1.0.2/24 broadcast 10.1.0.255 label v0:x metric 7 noprefixroute",
       "10.2.0.1 peer 10.2.0.9/32",
       "fd00:7::2/64",

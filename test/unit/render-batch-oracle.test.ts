@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Route } from "../../src/net/model/model";
 import { renderRouteOps } from "../../src/net/plan/render-batch";
 import type { RouteOp } from "../../src/net/plan/routes/plan-routes";
+import { protocolWord } from "../../src/net/vocabulary/routes";
 import * as v1 from "./oracle/render-batch-v1";
 
 function outcome(f: () => unknown): unknown {
@@ -70,12 +71,23 @@ const op: fc.Arbitrary<RouteOp> = fc.oneof(
     .map((r) => ({ op: "delete" as const, route: r, reason: "stale" as const })),
 );
 
+/**
+ * The oracle's lines with each protocol by number, as the renderer writes
+ * it since (protocolWord: iproute2 misreads a name after a number).
+ */
+function byNumber(lines: unknown): unknown {
+  if (!Array.isArray(lines)) return lines;
+  return lines.map((l: string) =>
+    l.replace(/ proto (\S+)/, (_m, p) => ` proto ${protocolWord(p)}`),
+  );
+}
+
 describe("route rendering against the version it replaced", () => {
-  it("the same lines or the same refusal", () => {
+  it("the same lines (protocols by number) or the same refusal", () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 5 }), (ops) => {
         expect(outcome(() => renderRouteOps(ops))).toStrictEqual(
-          outcome(() => v1.renderRouteOps(ops)),
+          outcome(() => byNumber(v1.renderRouteOps(ops))),
         );
       }),
       { numRuns: 20_000 },

@@ -5,7 +5,7 @@
  * from its batch words into a view and said as words.ts says it everywhere.
  * Pure.
  */
-import { parseScope, parseTable, scopeName } from "../../net/vocabulary/routes";
+import { parseScope, parseTable, protocolName, scopeName } from "../../net/vocabulary/routes";
 import { escapeControls } from "./safe-text";
 import { neighborWords, type RouteView, type RuleView, routeWords, ruleWords } from "./words";
 
@@ -47,7 +47,7 @@ function routeOf(t: readonly string[]): { table: string; view: RouteView } {
     else if (w === "via" && known) view.gateway = v;
     else if (w === "dev" && known) view.dev = v;
     else if (w === "src" && known) view.prefsrc = v;
-    else if (w === "proto" && known) view.protocol = v;
+    else if (w === "proto" && known) view.protocol = protocolName(v);
     else if (w === "table" && known) table = v;
     else if (w === "scope" && scopeOf(v) !== undefined) view.scope = scopeOf(v);
     else if (w === "metric" && num(v) !== undefined) view.metric = num(v);
@@ -84,6 +84,11 @@ function ruleOf(t: readonly string[], v6: boolean): RuleView {
     else if (w === "lookup" && table !== undefined) {
       r.action = "lookup";
       r.table = table;
+    } else if (w === "protocol" && v !== undefined) {
+      // Shown by name, as the rule's read shows it (the plan writes the number).
+      extra.push(w, protocolName(v));
+      i++;
+      continue;
     } else {
       extra.push(w);
       continue;

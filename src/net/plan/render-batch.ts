@@ -15,6 +15,7 @@ import {
   formatTable,
   formatTos,
   NEXTHOP_DEFAULT_PROTOCOL,
+  protocolWord,
   TABLE_MAIN,
 } from "../vocabulary/routes";
 import type { RouteOp } from "./routes/plan-routes";
@@ -119,7 +120,7 @@ function attrsTableHops(r: Route, attrs: Route["attrs"]): string {
 /** `route replace ...` (or `append`) with every attribute of the route. */
 export function renderRouteReplace(r: Route, verb: "replace" | "append" = "replace"): string {
   let t = `route ${token(verb)} ${routeText(r)} scope ${token(r.scope)} metric ${token(r.metric)}`;
-  if (r.protocol !== DEFAULT_PROTOCOL) t += ` proto ${token(r.protocol)}`;
+  if (r.protocol !== DEFAULT_PROTOCOL) t += ` proto ${token(protocolWord(r.protocol))}`;
   if (r.onlink) t += " onlink";
   if (r.mtu)
     t +=
@@ -141,7 +142,7 @@ export function renderRouteDelete(r: Route): string {
   // IPv6 keeps routes through no link on lo, and its delete compares no
   // type: naming lo keeps it off a route of the key through a link.
   if (r.family === 6 && !r.dev && !r.hops && r.nhid === undefined) t += " dev lo";
-  t += ` scope ${token(r.scope)} metric ${token(r.metric)} proto ${token(r.protocol)}`;
+  t += ` scope ${token(r.scope)} metric ${token(r.metric)} proto ${token(protocolWord(r.protocol))}`;
   // IPv4 compares the metrics and realms a delete gives (fib_metrics_match, fib_nh_match).
   return t + attrsTableHops(r, r.family === 4 ? r.attrs : undefined);
 }
@@ -165,7 +166,7 @@ export function renderNexthopReplace(n: Nexthop, verb: "replace" | "add" = "repl
     if (n.onlink) t += " onlink";
   }
   for (const w of attrWords(NEXTHOP_ATTRS, n.attrs)) t += ` ${token(w)}`;
-  if (n.protocol !== NEXTHOP_DEFAULT_PROTOCOL) t += ` proto ${token(n.protocol)}`;
+  if (n.protocol !== NEXTHOP_DEFAULT_PROTOCOL) t += ` proto ${token(protocolWord(n.protocol))}`;
   return t;
 }
 

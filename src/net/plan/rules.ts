@@ -18,6 +18,7 @@ import { type Attr, attrsText, attrWords, readAttrs } from "../vocabulary/attrs"
 import {
   formatTable,
   parseTable,
+  protocolWord,
   TABLE_DEFAULT,
   TABLE_LOCAL,
   TABLE_MAIN,
@@ -156,7 +157,9 @@ function ruleArgs(r: Rule): (string | number)[] {
   if (r.src) t.push("from", r.src);
   t.push(...selectorWords(r));
   const actionAttr = r.attrs?.some(([n]) => RULE_ACTION_ATTRS.includes(n));
-  t.push(...attrWords(RULE_ATTRS, r.attrs));
+  // The protocol by number, as a route's (protocolWord says why).
+  const attrs = r.attrs?.map(([n, v]): Attr => [n, n === "protocol" ? protocolWord(v) : v]);
+  t.push(...attrWords(RULE_ATTRS, attrs));
   if (actionAttr) return t;
   if (r.action === "lookup") t.push("lookup", formatTable(r.table));
   else t.push(r.action);

@@ -10,6 +10,7 @@
  */
 import { type Family, parseIp } from "../model/address";
 import { type AttrSpec, attrTable, jsonUint, oneOf, pattern, uint } from "./attrs";
+import { parseScope } from "./routes";
 
 /** INFINITY_LIFE_TIME: `forever`. */
 export const FOREVER = 4294967295;
@@ -88,7 +89,8 @@ export const ADDRESS_ATTRS = attrTable([
   {
     name: "scope",
     read: (json) => (typeof json.scope === "string" ? json.scope : jsonUint(json.scope)),
-    words: (v) => ["scope", v],
+    // By number: iproute2 misreads a name after a number (routes.ts protocolWord).
+    words: (v) => ["scope", String(parseScope(v))],
     grammar: {
       test: (v) => SCOPE_NAMES.includes(v) || uint(0, 255).test(v),
       expected: `a scope (${SCOPE_NAMES.join(", ")}, or 0-255)`,

@@ -109,34 +109,63 @@ export const DEFAULT_ROUTE_TYPE = "unicast";
 /** The protocol of a route added without one (`ip route` uses RTPROT_BOOT). */
 export const DEFAULT_PROTOCOL = "boot";
 
-/** Route protocols iproute2 knows by name without /etc/iproute2 (rtnl_rtprot_tab). */
-const PROTOCOLS = new Set([
-  "redirect",
-  "kernel",
-  "boot",
-  "static",
-  "gated",
-  "ra",
-  "mrt",
-  "zebra",
-  "bird",
-  "dnrouted",
-  "xorp",
-  "ntk",
-  "dhcp",
-  "keepalived",
-  "babel",
-  "openr",
-  "bgp",
-  "isis",
-  "ospf",
-  "rip",
-  "eigrp",
-]);
+/**
+ * Route protocols iproute2 knows by name without /etc/iproute2
+ * (rtnl_rtprot_tab), with their numbers (RTPROT_*). A Map: an inherited
+ * property (`toString`) is no name.
+ */
+const PROTOCOLS: ReadonlyMap<string, number> = new Map(
+  Object.entries({
+    redirect: 1,
+    kernel: 2,
+    boot: 3,
+    static: 4,
+    gated: 8,
+    ra: 9,
+    mrt: 10,
+    zebra: 11,
+    bird: 12,
+    dnrouted: 13,
+    xorp: 14,
+    ntk: 15,
+    dhcp: 16,
+    keepalived: 18,
+    babel: 42,
+    openr: 99,
+    bgp: 186,
+    isis: 187,
+    ospf: 188,
+    rip: 189,
+    eigrp: 192,
+  }),
+);
+const PROTOCOL_NAMES: ReadonlyMap<number, string> = new Map(
+  [...PROTOCOLS].map(([name, id]) => [id, name]),
+);
 
 /** Whether `text` names a route protocol iproute2 takes: a name it knows, or 0-255. */
 export function isRouteProtocol(text: string): boolean {
   return PROTOCOLS.has(text) || /^([1-9]?\d|1\d\d|2[0-4]\d|25[0-5])$/.test(text);
+}
+
+/**
+ * A protocol as a batch line writes it: its number (`unspec` is 0); a word
+ * that is neither a known name nor a number is left as it is (the token
+ * check refuses what is unsafe). iproute2 (6.1 at least) remembers the last
+ * protocol it looked up by name and, once a line has given a number,
+ * answers that name with the number: `proto static`, `proto 200`, `proto
+ * static` in one batch, or in the agent's resident ip process, made the
+ * third 200. Numbers go through no such memory.
+ */
+export function protocolWord(text: string): string {
+  if (text === "unspec") return "0";
+  const id = PROTOCOLS.get(text);
+  return id === undefined ? text : String(id);
+}
+
+/** A protocol word of a batch line as iproute2 prints it: a number it has a name for as that name. */
+export function protocolName(word: string): string {
+  return /^\d{1,3}$/.test(word) ? (PROTOCOL_NAMES.get(Number(word)) ?? word) : word;
 }
 
 /** An IPv6 route's metric when none is given (IP6_RT_PRIO_USER); IPv4's is 0. */

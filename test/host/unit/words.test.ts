@@ -173,6 +173,24 @@ describe("a route reads the same everywhere", () => {
   });
 });
 
+describe("a plan's protocols", () => {
+  it("a plan's protocol numbers are shown by the names ip prints for them", () => {
+    expect(
+      describePlanLine("route replace 10.0.0.0/8 dev eth0 scope 253 metric 0 proto 4 table main")
+        .text,
+    ).toBe("add or replace 10.0.0.0/8 dev eth0 scope link proto static");
+    expect(
+      describePlanLine("route del 10.0.0.0/8 dev eth0 scope 253 metric 0 proto 2 table main").text,
+    ).toBe("remove 10.0.0.0/8 dev eth0 scope link proto kernel  (the kernel's prefix route)");
+    expect(describePlanLine("route replace 10.0.0.0/8 dev eth0 proto 200").text).toBe(
+      "add or replace 10.0.0.0/8 dev eth0 proto 200",
+    );
+    expect(describePlanLine("rule add priority 5 protocol 99 lookup 100").text).toBe(
+      "add rule 5: from all lookup 100 protocol openr",
+    );
+  });
+});
+
 describe("rules, neighbours, links and addresses read the same everywhere", () => {
   it("a rule: `(v6)` whenever it is IPv6, `not` before `from`", () => {
     const v6 = "100: (v6) from 2001:db8::/64 lookup 100";
