@@ -278,3 +278,27 @@ describe("sync carries what ip's name caches would mix up in one batch", () => {
     expect(await scopes(s.pod)).toContain("eth1 10.43.0.2 host");
   });
 });
+
+describe("sync carries routes whatever order the pod made them in", () => {
+  it("a gateway route the pod added before an anycast route of its table that covers the gateway", async () => {
+    // The kernel checks a gateway once, when its route is added, by a lookup
+    // in the route's table: there the anycast default (link scope) would be
+    // what it finds, and it refuses that ("Nexthop has invalid gateway").
+    const s = await setUp([
+      [
+        "route",
+        "add",
+        "10.72.0.0/16",
+        "via",
+        "10.70.119.193",
+        "dev",
+        "eth0",
+        "table",
+        "default",
+      ].concat(["tos", "0xb8"]),
+      ["route", "add", "anycast", "default", "dev", "eth0", "table", "default", "metric", "397"],
+      ["route", "add", "multicast", "239.61.93.0/24", "dev", "eth0", "table", "default"],
+    ]);
+    await expectMirrored(s, [["10.72.1.1", "tos", "0xb8"]]);
+  });
+});

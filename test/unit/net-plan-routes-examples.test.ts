@@ -60,6 +60,30 @@ describe("planRoutes examples", () => {
     expect(ids(new RouteSim(kernel).applyAll(ops).routes)).toEqual(ids(desired));
   });
 
+  it("an IPv4 gateway route goes in before the anycast, multicast and broadcast routes of its table", () => {
+    // The kernel checks a gateway by a lookup in the route's own table (link
+    // scope and up): one of these types there that covers the gateway fails
+    // the check ("Nexthop has invalid gateway"), a unicast or local one
+    // passes it, and none at all sends it on to the other tables. Real
+    // kernel: test/host/sync-route-vocabulary.test.ts.
+    const T = 253;
+    const desired = [
+      R({ dst: "0.0.0.0/0", dev: "eth0", type: "anycast", scope: SCOPE_LINK, table: T }),
+      R({ dst: "10.72.0.0/16", tos: 0xb8, gateway: "10.125.16.1", dev: "eth0", table: T }),
+      R({ dst: "239.61.93.0/24", dev: "eth0", type: "multicast", scope: SCOPE_LINK, table: T }),
+      R({ dst: "10.9.0.0/16", dev: "eth0", scope: SCOPE_LINK, table: T }),
+      R({ dst: "198.51.100.7/32", dev: "eth0", type: "broadcast", scope: SCOPE_LINK, table: T }),
+    ];
+    const ops = planRoutes([], desired);
+    expect(ops.map((o) => `${o.op} ${o.route.type} ${o.route.dst}`)).toEqual([
+      "replace unicast 10.9.0.0/16",
+      "replace unicast 10.72.0.0/16",
+      "replace anycast 0.0.0.0/0",
+      "replace multicast 239.61.93.0/24",
+      "replace broadcast 198.51.100.7/32",
+    ]);
+  });
+
   it("IPv6 PTP: the kernel prefix route (metric 256) is deleted after the requested one (1024) is in", () => {
     const kernel = [K6("2001:db8::/64", "eth0"), K6("fe80::/64", "eth0")];
     const desired = [

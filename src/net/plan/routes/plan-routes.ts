@@ -14,7 +14,9 @@
  *   is deleted explicitly once the requested one is in place;
  * - routes without a gateway are put in place before gateway routes, so every
  *   gateway is reachable when its route is added; gateway routes that
- *   overwrite a link route come last of all replaces, for the same reason;
+ *   overwrite a link route come after the other gateway routes, for the
+ *   same reason; IPv4 anycast, multicast and broadcast routes come last of
+ *   all additions (a gateway check stops at them: route-missing.ts);
  * - every other non-kernel route is stale and deleted last: no window without
  *   routes (a rollback, `deletesFirst`, deletes first: see the end of planRoutes);
  * - several routes may share a key when they are on different links (the
@@ -33,7 +35,7 @@ import { isManagedLink } from "../../vocabulary/links";
 import { deleteConflicts, hitByDeletes } from "./route-deletes";
 import { type KeyGroup, keyGroups, needsRebuild } from "./route-groups";
 import { IdentityIndex, KeyMap, sameIdentity } from "./route-index";
-import { MissingRoutes } from "./route-missing";
+import { MissingRoutes, stopsGatewayChecks } from "./route-missing";
 import type { RouteOp } from "./route-op";
 import { PlanIndex } from "./route-plan-index";
 import { supersedeCheck } from "./route-supersede";
@@ -194,7 +196,10 @@ function planOnce(
         ? { members: [i], ordered: true, together: true }
         : undefined);
     if (group === undefined) {
-      if (!inPlace[i]) missing.one(route);
+      // A route alone in its key may wait for the gateway routes; one of a
+      // group goes with the group (its append or replace is decided in order).
+      if (!inPlace[i])
+        missing.one(route, stopsGatewayChecks(route) ? missing.afterGateways : undefined);
       continue;
     }
     if (done.has(group)) continue;
@@ -245,7 +250,8 @@ function finish(
   conflicts: (ops: RouteOp[]) => Route[],
 ): { ops: RouteOp[]; conflicts: Route[] } {
   const { exact, restore, managed, supersedes } = scope;
-  const { overwritten, withoutGateway, withGateway, overwritingLinkRoutes } = missing;
+  const { overwritten, withoutGateway, withGateway, overwritingLinkRoutes, afterGateways } =
+    missing;
   const superseded: RouteOp[] = [];
   const stale: RouteOp[] = [];
   const inOrder =
@@ -271,7 +277,13 @@ function finish(
   // exactly.
   if (restore) {
     return {
-      ops: [...stale, ...withoutGateway, ...withGateway, ...overwritingLinkRoutes],
+      ops: [
+        ...stale,
+        ...withoutGateway,
+        ...withGateway,
+        ...overwritingLinkRoutes,
+        ...afterGateways,
+      ],
       conflicts: [],
     };
   }
@@ -279,6 +291,7 @@ function finish(
     ...withoutGateway,
     ...withGateway,
     ...overwritingLinkRoutes,
+    ...afterGateways,
     ...superseded,
     ...stale,
   ];

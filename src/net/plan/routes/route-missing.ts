@@ -2,10 +2,11 @@
  * The missing routes of one planRoutes pass (plan-routes.ts): each goes in
  * with `replace`, or with `append` where its key is held by a route that
  * stays or the route `replace` would overwrite must stay until the deletes
- * at the end; into one of three buckets (routes without a gateway, with
- * one, and gateway routes that overwrite a route without one), with the
- * current routes they account for. IPv6's leftover twins are deleted just
- * before their append.
+ * at the end; into one of four buckets (routes without a gateway, with
+ * one, gateway routes that overwrite a route without one, and the routes
+ * a gateway check stops at: {@link stopsGatewayChecks}), with the current
+ * routes they account for. IPv6's leftover twins are deleted just before
+ * their append.
  */
 import { hasGateway, type Route } from "../../model/model";
 import { KeyMap } from "./route-index";
@@ -21,9 +22,26 @@ interface Scope {
 }
 
 /**
- * The operations that put missing routes in, in three buckets (routes
- * without a gateway, with one, and gateway routes that overwrite a route
- * without one), and the current routes they account for.
+ * IPv4 types whose routes (link scope, through a link) a gateway check
+ * stops at and refuses. The kernel checks an IPv4 gateway once, when its
+ * route is added, by a lookup in the route's own table at link scope:
+ * a unicast or local route found there reaches the gateway, an anycast,
+ * multicast or broadcast one is "Nexthop has invalid gateway", and none at
+ * all sends the lookup on through the rules (fib_check_nh_v4_gw). A pod
+ * that added such a route after its gateway routes holds both.
+ */
+const GATEWAY_CHECK_STOPS = new Set(["anycast", "multicast", "broadcast"]);
+
+/** Whether a route goes in after every gateway route (see GATEWAY_CHECK_STOPS). */
+export function stopsGatewayChecks(r: Route): boolean {
+  return r.family === 4 && GATEWAY_CHECK_STOPS.has(r.type) && !hasGateway(r);
+}
+
+/**
+ * The operations that put missing routes in, in four buckets (routes
+ * without a gateway, with one, gateway routes that overwrite a route
+ * without one, routes a gateway check stops at), and the current routes
+ * they account for.
  */
 export class MissingRoutes {
   readonly withoutGateway: RouteOp[] = [];
@@ -31,6 +49,8 @@ export class MissingRoutes {
   // A gateway route overwriting a route without one (the PTP subnet route)
   // may take away what makes other gateways reachable: those go last.
   readonly overwritingLinkRoutes: RouteOp[] = [];
+  /** Routes a gateway check stops at ({@link stopsGatewayChecks}): after every gateway route. */
+  readonly afterGateways: RouteOp[] = [];
   /** Current routes the plan already accounts for (overwritten or deleted early). */
   readonly overwritten = new Set<Route>();
   private heldSet: KeyMap<true> | undefined;
