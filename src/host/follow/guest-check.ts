@@ -8,14 +8,16 @@
  * follows a change by up to a second, so findings are read again after a
  * pause before they count, as sync's own check does (sync-verify.ts).
  * The guest's addresses tentative where the pod's are not are waited for
- * (at most TENTATIVE_WAIT_MS, on the first read after a sync) and count
- * while they last: an equal guest can use every address its pod can.
+ * (at most TENTATIVE_WAIT_MS after a sync, before the comparison takes its
+ * node-wide slot) and count while they last: an equal guest can use every
+ * address its pod can.
  * Before the first sync, one Get first: a guest lacking the pod's
  * addresses is not equal, and needs no complete read to say so.
  */
 import type { AgentClient } from "../../client/client";
 import { compareBoth, NoCompleteRead } from "../compare/complete-compare";
-import { TENTATIVE_WAIT_MS } from "../compare/usable-addresses";
+import { readAddressesBoth } from "../compare/complete-sources";
+import { TENTATIVE_WAIT_MS, waitUntilUsable } from "../compare/usable-addresses";
 import { probeNetwork } from "../sync/drive-state";
 import { compareRules, readGuestRules } from "../sync/iptables-mirror";
 import type { PodState } from "../sync/sync-once";
@@ -97,11 +99,17 @@ export async function checkGuest(
   }
   let differences: string[] = [];
   const reads = opts.settle ? VERIFY_READS : 1;
+  // Only after a sync: before the first a difference only means a sync is sent. Outside
+  // the slot: the wait polls one cheap listing, and a guest in detection for a second
+  // must not hold back other sandboxes' complete comparisons meanwhile.
+  if (opts.settle) {
+    await waitUntilUsable(() => readAddressesBoth(client, opts.netns, opts.timeoutMs), {
+      limitMs: TENTATIVE_WAIT_MS,
+    });
+  }
   for (let read = 1; read <= reads; read++) {
     try {
-      // Only after a sync, and once: before the first a difference only means a sync is sent.
-      const tentativeWaitMs = opts.settle && read === 1 ? TENTATIVE_WAIT_MS : 0;
-      differences = await slot(() => compareOnce(client, pod, { ...opts, tentativeWaitMs }));
+      differences = await slot(() => compareOnce(client, pod, { ...opts, tentativeWaitMs: 0 }));
     } catch (err) {
       if (err instanceof NoCompleteRead) return { unchecked: err.message };
       throw err;
