@@ -49,12 +49,15 @@ export async function compareBoth(
     timeoutMs: number;
     /** The longest wait for tentative addresses (TENTATIVE_WAIT_MS; 0: look once). */
     tentativeWaitMs?: number;
+    /** The caller waited already (its outcome): no wait, no read of the addresses here. */
+    waited?: UsableWait;
   },
 ): Promise<CompleteComparison> {
-  const waited = await waitUntilUsable(
-    () => readAddressesBoth(client, opts.netns, opts.timeoutMs),
-    { limitMs: opts.tentativeWaitMs ?? TENTATIVE_WAIT_MS },
-  );
+  const waited =
+    opts.waited ??
+    (await waitUntilUsable(() => readAddressesBoth(client, opts.netns, opts.timeoutMs), {
+      limitMs: opts.tentativeWaitMs ?? TENTATIVE_WAIT_MS,
+    }));
   const [pod, guest] = await Promise.all([
     readPodComplete(opts.netns).catch((err: Error) => {
       throw new Error(`reading ${opts.label} on this host: ${err.message}`, { cause: err });

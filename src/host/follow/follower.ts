@@ -9,7 +9,8 @@
  * most {@link POD_READS_AT_ONCE} at a time node-wide, so 40 sandboxes
  * starting together do not fork 40 readers at once; the complete
  * comparisons that follow syncs take their own {@link CHECKS_AT_ONCE}
- * slots, so checking one guest never delays another's sync. Calls to
+ * slots, so checking one guest never delays another's sync, and wait while
+ * any sync runs (syncs-first.ts). Calls to
  * guests are not queued behind each other (each has its own deadline).
  */
 import { Semaphore } from "../../net/iproute/semaphore";
@@ -19,6 +20,7 @@ import { NetnsDirectory } from "./netns-directory";
 import { NodeMonitor } from "./node-monitor";
 import { type RootListing, RootWatcher } from "./root-watch";
 import { Sandbox, type SandboxView } from "./sandbox";
+import { SyncsFirst } from "./syncs-first";
 
 export const DEFAULT_ROOTS: readonly string[] = ["/run/vc/sbs", "/run/kata"];
 const POD_READS_AT_ONCE = 4;
@@ -59,6 +61,7 @@ export class Follower {
   readonly monitor: NodeMonitor;
   private readonly reads = new Semaphore(POD_READS_AT_ONCE);
   private readonly checks = new Semaphore(CHECKS_AT_ONCE);
+  private readonly syncsFirst = new SyncsFirst();
   private readonly netnsDir = new NetnsDirectory();
   private stopping = false;
   private gcTimer: ReturnType<typeof setTimeout> | undefined;
@@ -104,6 +107,7 @@ export class Follower {
           resync: this.o.resync ?? FOLLOW_RESYNC,
           reads: this.reads,
           checks: this.checks,
+          syncsFirst: this.syncsFirst,
           netnsDir: this.netnsDir,
           changeToEqual: (ms) => this.o.observe?.changeToEqual(ms),
         });

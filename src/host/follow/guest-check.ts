@@ -17,7 +17,7 @@
 import type { AgentClient } from "../../client/client";
 import { compareBoth, NoCompleteRead } from "../compare/complete-compare";
 import { readAddressesBoth } from "../compare/complete-sources";
-import { TENTATIVE_WAIT_MS, waitUntilUsable } from "../compare/usable-addresses";
+import { TENTATIVE_WAIT_MS, type UsableWait, waitUntilUsable } from "../compare/usable-addresses";
 import { probeNetwork } from "../sync/drive-state";
 import { compareRules, readGuestRules } from "../sync/iptables-mirror";
 import type { PodState } from "../sync/sync-once";
@@ -64,9 +64,14 @@ async function missingAddresses(
 async function compareOnce(
   client: AgentClient,
   pod: PodState,
-  opts: { netns: string; label: string; timeoutMs: number; tentativeWaitMs: number },
+  opts: { netns: string; label: string; timeoutMs: number; waited: UsableWait | undefined },
 ): Promise<string[]> {
-  const { findings, usable } = await compareBoth(client, { ...opts, probes: 0 });
+  // Without `waited`: one look at the addresses, no wait.
+  const { findings, usable } = await compareBoth(client, {
+    ...opts,
+    probes: 0,
+    tentativeWaitMs: 0,
+  });
   const out = [...findings.map(findingText), ...usable.still.map(stillTentativeText)];
   if (pod.rules !== undefined) {
     const guest = await readGuestRules(client, { timeoutMs: opts.timeoutMs });
@@ -101,15 +106,18 @@ export async function checkGuest(
   const reads = opts.settle ? VERIFY_READS : 1;
   // Only after a sync: before the first a difference only means a sync is sent. Outside
   // the slot: the wait polls one cheap listing, and a guest in detection for a second
-  // must not hold back other sandboxes' complete comparisons meanwhile.
-  if (opts.settle) {
-    await waitUntilUsable(() => readAddressesBoth(client, opts.netns, opts.timeoutMs), {
-      limitMs: TENTATIVE_WAIT_MS,
-    });
-  }
+  // must not hold back other sandboxes' complete comparisons meanwhile. The first
+  // comparison takes the wait's outcome instead of reading the addresses again.
+  let waited = opts.settle
+    ? await waitUntilUsable(() => readAddressesBoth(client, opts.netns, opts.timeoutMs), {
+        limitMs: TENTATIVE_WAIT_MS,
+      })
+    : undefined;
   for (let read = 1; read <= reads; read++) {
     try {
-      differences = await slot(() => compareOnce(client, pod, { ...opts, tentativeWaitMs: 0 }));
+      const once = { ...opts, waited };
+      differences = await slot(() => compareOnce(client, pod, once));
+      waited = undefined;
     } catch (err) {
       if (err instanceof NoCompleteRead) return { unchecked: err.message };
       throw err;

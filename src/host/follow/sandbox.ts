@@ -28,6 +28,7 @@ import { checkGuest } from "./guest-check";
 import { NetnsDirectory } from "./netns-directory";
 import type { NodeMonitor, Subscription } from "./node-monitor";
 import { podNetns, type Resolution, resolveSandbox } from "./sandbox-resolve";
+import type { SyncsFirst } from "./syncs-first";
 
 /** A state file that does not parse for this long after its first failed read fails the sandbox. */
 const UNPARSED_LIMIT_MS = 3000;
@@ -52,6 +53,8 @@ export interface SandboxDeps {
   reads: Semaphore;
   /** Complete comparisons, node-wide (apart, so a check never delays a sync). */
   checks: Semaphore;
+  /** Comparisons wait for the node's syncs (syncs-first.ts). */
+  syncsFirst: SyncsFirst;
   /** The node's one watch of the namespace directories. */
   netnsDir: NetnsDirectory;
   /** A change noticed in a pod became an equal guest after `ms`. */
@@ -207,19 +210,29 @@ export class Sandbox {
       timeoutMs: this.deps.timeoutMs,
       resync: this.deps.resync,
       read: () =>
-        this.deps.reads.run(() =>
-          readPodState(
-            { netns, read: () => readPodRequests(netns), readState: () => readPodFullState(netns) },
-            { full: true },
+        this.deps.syncsFirst.sync(() =>
+          this.deps.reads.run(() =>
+            readPodState(
+              {
+                netns,
+                read: () => readPodRequests(netns),
+                readState: () => readPodFullState(netns),
+              },
+              { full: true },
+            ),
           ),
         ),
-      drive: (client, pod) => syncPod(client, pod, { timeoutMs: this.deps.timeoutMs }),
+      drive: (client, pod) =>
+        this.deps.syncsFirst.sync(() => syncPod(client, pod, { timeoutMs: this.deps.timeoutMs })),
       check: (client, pod, when) =>
         checkGuest(
           client,
           pod,
           { netns, label, timeoutMs: this.deps.timeoutMs, settle: when === "after" },
-          (read) => this.deps.checks.run(read),
+          async (read) => {
+            await this.deps.syncsFirst.quiet();
+            return this.deps.checks.run(read);
+          },
         ),
       emit,
       gone: () => NetnsDirectory.gone(r.netns, identity),

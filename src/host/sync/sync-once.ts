@@ -53,10 +53,14 @@ export async function readPodState(
   // Best effort: a pod that cannot be read is named by the read below.
   if (source.netns !== undefined)
     await waitLinksReady(new IpRunner({ netns: source.netns })).catch(() => undefined);
-  const requests = await source.read();
-  if (source.netns === undefined) return { requests };
-  const full = options.full && source.readState ? await source.readState() : undefined;
-  return { requests, rules: await readPodRules(source.netns), ...(full ? { full } : {}) };
+  if (source.netns === undefined) return { requests: await source.read() };
+  // Three reads of one namespace, each its own processes: at once.
+  const [requests, full, rules] = await Promise.all([
+    source.read(),
+    options.full && source.readState ? source.readState() : undefined,
+    readPodRules(source.netns),
+  ]);
+  return { requests, rules, ...(full ? { full } : {}) };
 }
 
 /** What one Apply did: its plan and the state read back. */
