@@ -222,8 +222,10 @@ export class Sandbox {
             ),
           ),
         ),
-      drive: (client, pod) =>
-        this.deps.syncsFirst.sync(() => syncPod(client, pod, { timeoutMs: this.deps.timeoutMs })),
+      drive: (client, pod, guest) =>
+        this.deps.syncsFirst.sync(() =>
+          syncPod(client, pod, { timeoutMs: this.deps.timeoutMs, ...(guest ? { guest } : {}) }),
+        ),
       check: (client, pod, when) =>
         checkGuest(
           client,

@@ -87,11 +87,24 @@ export type PodReport = { rules: OnceReport["rules"] } & (
 export async function syncPod(
   client: AgentClient,
   pod: PodState,
-  options: SyncOptions & { kata?: boolean },
+  options: SyncOptions & {
+    kata?: boolean;
+    /**
+     * The guest's state as this caller's last Apply read it back, when
+     * nothing but that Apply has changed the guest since as far as the
+     * caller knows (the same connection, the check after it equal): the
+     * Get that would ask for it is saved. The guest's MACs and sysctls
+     * come from it; should the guest have drifted, the check after this
+     * sync says so.
+     */
+    guest?: State;
+  },
 ): Promise<PodReport> {
   const full = options.kata ? undefined : pod.full;
-  if (full) options.progress?.update("probing netagent.v1.Network (Get)");
-  const guest = full ? await probeNetwork(client, options.timeoutMs) : undefined;
+  if (full && !options.guest) options.progress?.update("probing netagent.v1.Network (Get)");
+  const guest = full
+    ? (options.guest ?? (await probeNetwork(client, options.timeoutMs)))
+    : undefined;
   if (!full || !guest) {
     const once = await syncOnce(client, pod, options);
     return {

@@ -19,6 +19,7 @@
 import { POLICY_REFUSAL } from "../../agent/policy/gate";
 import { AgentClient } from "../../client/client";
 import { withStatus } from "../../common/error-status";
+import type { State } from "../../gen/network_pb";
 import { dial } from "../../transport/dial";
 import { Code, codeName, TtrpcError } from "../../ttrpc/codes";
 import { departedMacs, retireNics } from "../sync/retire-nics";
@@ -47,8 +48,12 @@ export interface PodSyncOptions {
   timeoutMs: number;
   /** One-shot sync's read of the pod (sync-once.ts). */
   read(): Promise<PodState>;
-  /** One-shot sync's drive of the agent (sync-once.ts: Apply when offered, else the Kata calls). */
-  drive(client: AgentClient, pod: PodState): Promise<PodReport>;
+  /**
+   * One-shot sync's drive of the agent (sync-once.ts: Apply when offered,
+   * else the Kata calls). `guest`: the state the last Apply read back, when
+   * nothing is known to have changed the guest since (syncPod's `guest`).
+   */
+  drive(client: AgentClient, pod: PodState, guest?: State): Promise<PodReport>;
   emit(event: WatchEvent): void;
   /** True once the pod's namespace is gone (a failed read then ends the watch, not an error). */
   gone(): boolean;
@@ -153,6 +158,8 @@ export class PodSync {
    */
   private failedLast = false;
   private last: PodState | undefined;
+  /** What the last Apply read back, kept while its sync stands (the next sync's Get saved). */
+  private readBack: State | undefined;
   private tracked = new Set<string>();
   private seq = 0;
   private trigger: Record<string, number> = {};
@@ -258,7 +265,9 @@ export class PodSync {
         departedMacs(this.tracked, requests),
         this.o.timeoutMs,
       );
-      const report = await this.o.drive(client, withRetired(pod, retired));
+      const known = reconnected || retired.length > 0 ? undefined : this.readBack;
+      this.readBack = undefined;
+      const report = await this.o.drive(client, withRetired(pod, retired), known);
       const viaApply = report.kind === "apply";
       for (const r of retired) r.down = viaApply && r.found;
       const verified = this.o.check ? await this.o.check(client, pod, "after") : undefined;
@@ -280,7 +289,12 @@ export class PodSync {
         ...(verified ? { verified } : {}),
       });
       this.accept(pod);
-      if (verified && !("differences" in verified && verified.differences.length === 0)) {
+      const equal =
+        verified === undefined || ("differences" in verified && verified.differences.length === 0);
+      // Kept only when a complete check found the guest equal to it (follow).
+      if (verified !== undefined && equal && report.kind === "apply")
+        this.readBack = report.apply.result;
+      if (!equal) {
         this.failedLast = true;
         return "failed"; // not equal after a sync: waits for the pod's next change
       }
@@ -313,6 +327,7 @@ export class PodSync {
   /** `pod` is what the guest now holds. */
   private accept(pod: PodState): void {
     this.last = pod;
+    this.readBack = undefined;
     this.lost = false;
     this.failedLast = false;
     this.tracked = new Set(pod.requests.interfaces.map((i) => i.hwAddr.toLowerCase()));
