@@ -117,4 +117,16 @@ describe("the kernel's own consequences of a step", () => {
     expect(await ipv6(p.guest.ns, "eth0")).toEqual(["addr fd00:1::2/64"]);
     expect(await p.judge()).toEqual([]);
   });
+
+  it("an IPv6 address added with nodad to a link that stays down: usable in the guest too, with its local route", async () => {
+    const p = await pair();
+    await p.pod.ip("link", "set", "eth0", "down");
+    await p.pod.ip("-6", "addr", "add", "fd00:1::2/64", "nodad", "dev", "eth0");
+    await p.pod.ip("-6", "addr", "add", "fd00:2::2/64", "dev", "eth0");
+    const s = await p.sync();
+    expect(s.code, s.stdout + s.stderr).toBe(0);
+    expect(await ipv6(p.guest.ns, "eth0")).toEqual(await ipv6(p.pod, "eth0"));
+    expect(await ipv6(p.guest.ns, "eth0")).toContain("route local fd00:1::2 local");
+    expect(await p.judge()).toEqual([]);
+  });
 });

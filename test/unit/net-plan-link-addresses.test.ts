@@ -203,4 +203,20 @@ describe("planLink: what the kernel takes with a down or a low MTU", () => {
       "addr replace fe80::2/64 dev eth9",
     ]);
   });
+
+  it("an address with nodad of its own on a link that stays down keeps it (usable, with its local route); one without stays tentative", () => {
+    const own = { ...a(6, "fd00:1::2/64"), attrs: [["nodad", "on"] as const] };
+    const l = link(2, "eth9", { addresses: [] });
+    const want = [own, a(6, "fd00:2::2/64")];
+    const exact = { exactAddresses: true, exactAttrs: true };
+    expect(planLink([l], l, target({ up: false, addresses: want, ...exact }))).toEqual([
+      "link set dev eth9 down",
+      "addr replace fd00:2::2/64 dev eth9",
+      "addr replace fd00:1::2/64 nodad dev eth9",
+    ]);
+    // On a link that is up: nodad once.
+    expect(planLink([l], l, target({ addresses: [own], ...exact }))).toEqual([
+      "addr replace fd00:1::2/64 nodad dev eth9",
+    ]);
+  });
 });

@@ -82,3 +82,30 @@ describe("parseLinks: attributes", () => {
     ]);
   });
 });
+
+describe("parseLinks: nodad", () => {
+  const entry = (flags: string[]) => [
+    {
+      ifindex: 2,
+      ifname: "eth0",
+      flags,
+      addr_info: [
+        { family: "inet6", local: "fd00::2", prefixlen: 64, scope: "global", nodad: true },
+        { family: "inet6", local: "fd00::3", prefixlen: 64, scope: "global", tentative: true },
+      ],
+    },
+  ];
+  const attrsOf = (flags: string[]) =>
+    (parseLinks(entry(flags))[0]?.addresses ?? []).map((a) => [a.address, a.attrs]);
+
+  it("is carried on a link that is down (it decides tentative or usable there), not on one that is up", () => {
+    expect(attrsOf(["BROADCAST", "MULTICAST"])).toEqual([
+      ["fd00::2", [["nodad", "on"]]],
+      ["fd00::3", undefined],
+    ]);
+    expect(attrsOf(["BROADCAST", "MULTICAST", "UP", "LOWER_UP"])).toEqual([
+      ["fd00::2", undefined],
+      ["fd00::3", undefined],
+    ]);
+  });
+});

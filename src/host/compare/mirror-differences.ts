@@ -89,7 +89,7 @@ export const MIRROR_DIFFERENCES = {
   addressGuestNodad: {
     kind: "address",
     what: "nodad on the guest's address where the pod's has none",
-    why: "the agent adds IPv6 addresses with nodad so they are usable at once; a pod's nodad the guest lacks is still a difference",
+    why: "the agent adds IPv6 addresses with nodad so they are usable at once; a pod's nodad the guest lacks is still a difference, and on a link that is down nodad is carried as the pod has it (usable with its local route, or tentative)",
   },
   addressKernelLinkLocal: {
     kind: "address",

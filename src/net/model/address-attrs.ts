@@ -54,7 +54,8 @@ export function splitAddressAttrs(
 /** Attributes only a new address changes (see the module comment). */
 const FIXED: Record<4 | 6, readonly string[]> = {
   4: ["broadcast", "label", "noprefixroute", "peer", "scope"],
-  6: ["peer"],
+  // nodad (on a link that is down): a replace sets the flag but leaves the address tentative.
+  6: ["nodad", "peer"],
 };
 
 const LIFETIMES = ["preferred_lft", "valid_lft"];

@@ -22,8 +22,9 @@ export function parseLinks(doc: unknown): Link[] {
     const name = str(l.ifname);
     if (name === undefined || typeof l.ifindex !== "number") continue;
     const addresses: Address[] = [];
+    const up = Array.isArray(l.flags) && l.flags.includes("UP");
     for (const a of asArray(l.addr_info)) {
-      const address = parseAddress(a, name);
+      const address = parseAddress(a, name, up);
       if (address) addresses.push(address);
     }
     const linkinfo = l.linkinfo as Json | undefined;
@@ -45,8 +46,12 @@ export function parseLinks(doc: unknown): Link[] {
   return links;
 }
 
-/** One entry of a link's addr_info; `ifname` is the label the kernel gives by default. */
-function parseAddress(a: Json, ifname: string): Address | undefined {
+/**
+ * One entry of a link's addr_info; `ifname` is the label the kernel gives
+ * by default; `up`: the link is up (nodad is carried only on one that is
+ * not: address-attrs.ts).
+ */
+function parseAddress(a: Json, ifname: string, up: boolean): Address | undefined {
   const local = str(a.local);
   if (local === undefined || typeof a.prefixlen !== "number") return undefined;
   const family: Family = a.family === "inet6" ? 6 : 4;
@@ -54,6 +59,7 @@ function parseAddress(a: Json, ifname: string): Address | undefined {
     ([n, v]) =>
       !TYPED_ADDRESS_ATTRS.includes(n) &&
       !(n === "label" && v === ifname) &&
+      !(n === "nodad" && up) &&
       (ADDRESS_ATTRS.get(n)?.family ?? family) === family,
   );
   const other = Object.keys(a)

@@ -186,8 +186,8 @@ function planAddresses(
         push(a, putLine(exact ? a : had, name, target.up));
         continue;
       }
-      // nodad: usable at once instead of tentative for a second or more.
-      // An IPv6 link-local address may be the kernel's own EUI-64 one, which
+      // nodad: usable at once instead of tentative for a second or more (on
+      // a link that stays down only the address's own: putLine). An IPv6 link-local address may be the kernel's own EUI-64 one, which
       // it makes again, asynchronously, once a link that went down has
       // carrier, and a restore cannot tell whether keep_addr_on_down kept an
       // address on a link it took down: `replace` cannot fail with "address
@@ -195,9 +195,7 @@ function planAddresses(
       const linkLocal = a.family === 6 && isLinkLocal6(a.address);
       const verb = linkLocal || (a.family === 6 && target.exactAddresses) ? "replace" : "add";
       const t = ["addr", verb, ...(exact ? addressWords(a) : [cidrOf(a)]), "dev", name];
-      // On a link that is to stay down, as the kernel has it there: tentative,
-      // no local route (duplicate address detection runs once it comes up).
-      if (a.family === 6 && target.up) t.push("nodad");
+      if (a.family === 6 && target.up && !(exact && ownNodad(a))) t.push("nodad");
       push(a, batchLine(t));
     }
     return lines;
@@ -206,14 +204,19 @@ function planAddresses(
 }
 
 /**
- * `addr replace` of an address as it was on its link (IPv6: without DAD,
- * unless `up` is false: on a link that stays down it stays tentative).
+ * `addr replace` of an address as it was on its link. IPv6 without DAD on
+ * a link that is up; on one that stays down as the kernel has it there:
+ * tentative, no local route (DAD runs once it comes up), unless the
+ * address itself has nodad (carried on a down link: address-attrs.ts).
  */
 export function putLine(a: TargetAddress, dev: string, up = true): string {
   const t: (string | number)[] = ["addr", "replace", ...addressWords(a), "dev", dev];
-  if (a.family === 6 && up) t.push("nodad");
+  if (a.family === 6 && up && !ownNodad(a)) t.push("nodad");
   return batchLine(t);
 }
+
+/** Whether the address has nodad of its own (its words then write it). */
+const ownNodad = (a: TargetAddress) => a.attrs?.some(([n]) => n === "nodad") === true;
 
 function cidrOf(a: Pick<Address, "address" | "prefix">): string {
   return `${a.address}/${a.prefix}`;

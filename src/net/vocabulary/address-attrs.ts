@@ -85,6 +85,11 @@ export const ADDRESS_ATTRS = attrTable([
       expected: "an address as iproute2 prints it",
     },
   },
+  // Read only on a link that is down (parse-ip-json.ts): there it decides
+  // whether the address is usable, with its local route, or tentative until
+  // the link comes up. On a link that is up the agent adds every IPv6
+  // address with it and no read carries it.
+  flag("nodad", 6),
   lifetime("preferred_lft", "preferred_life_time", 0),
   {
     name: "scope",
@@ -108,9 +113,10 @@ export const TYPED_ADDRESS_ATTRS: readonly string[] = ["metric", "noprefixroute"
  * Keys of an `ip -d -j address` entry that are carried (above, or the
  * address itself) or the kernel's: `secondary` (the kernel's choice of
  * primary), `dynamic` and `deprecated` (a finite valid or a 0 preferred
- * lifetime), `tentative` (DAD under way), `nodad` (the agent adds every
- * IPv6 address with it: MIRROR_DIFFERENCES.addressGuestNodad). Any other
- * key is something the address has that is not carried.
+ * lifetime), `tentative` (DAD under way), `nodad` (carried on a link
+ * that is down; on one that is up the agent adds every IPv6 address with
+ * it: MIRROR_DIFFERENCES.addressGuestNodad). Any other key is something
+ * the address has that is not carried.
  */
 export const ADDRESS_JSON_KEYS = new Set([
   "family",
