@@ -1,6 +1,7 @@
 /**
- * PodSync hands `drive` the state the last Apply read back only while a
- * complete check has found the guest equal to it: after an unequal check,
+ * PodSync hands `drive` the state the check before the first sync read,
+ * or the state the last Apply read back while a complete check has found
+ * the guest equal to it: after an unequal check,
  * a failed sync or a lost connection the next sync asks the guest again
  * (drive gets nothing, and syncPod makes its Get). The agent end is a real
  * unix socket that accepts; read, drive and check are the test's.
@@ -10,7 +11,7 @@ import { create } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { type State, StateSchema } from "../../src/gen/network_pb";
 import type { PodReport, PodState } from "../../src/host/sync/sync-once";
-import { type PodCheck, PodSync } from "../../src/host/watch/pod-sync";
+import { type GuestCheck, type PodCheck, PodSync } from "../../src/host/watch/pod-sync";
 import { type TempDir, tempDir } from "../helpers/tmp";
 import { waitFor } from "../helpers/wait";
 
@@ -40,7 +41,7 @@ afterEach(async () => {
   dir.remove();
 });
 
-function unit(checks: PodCheck[]) {
+function unit(checks: PodCheck[], before: GuestCheck = { differences: ["not yet"] }) {
   let n = 0;
   const got: (State | undefined)[] = [];
   const sync = new PodSync({
@@ -53,7 +54,7 @@ function unit(checks: PodCheck[]) {
       return report(n);
     },
     check: async (_c, _p, when) =>
-      when === "before" ? { differences: ["not yet"] } : (checks.shift() ?? { differences: [] }),
+      when === "before" ? before : (checks.shift() ?? { differences: [] }),
     emit: () => {},
     gone: () => false,
     onGone: () => {},
@@ -78,6 +79,13 @@ describe("PodSync: the last read-back serves the next sync", () => {
     expect(u.got[0]).toBeUndefined();
     expect(u.got[1]?.sysctls[0]?.value).toBe("1");
     expect(u.got[2]?.sysctls[0]?.value).toBe("2");
+  });
+
+  test("the first sync gets the state the check before it read (its Get), not a second Get", async () => {
+    const u = unit([], { differences: ["address missing"], guest: readBack(-1) });
+    await u.change();
+    await u.sync.stop();
+    expect(u.got[0]?.sysctls[0]?.value).toBe("-1");
   });
 
   test("a check that finds a difference: the next sync gets nothing (the guest is asked)", async () => {

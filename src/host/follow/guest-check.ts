@@ -15,6 +15,7 @@
  * addresses is not equal, and needs no complete read to say so.
  */
 import type { AgentClient } from "../../client/client";
+import type { State } from "../../gen/network_pb";
 import { compareBoth, NoCompleteRead } from "../compare/complete-compare";
 import { readAddressesBoth } from "../compare/complete-sources";
 import { TENTATIVE_WAIT_MS, type UsableWait, waitUntilUsable } from "../compare/usable-addresses";
@@ -27,7 +28,7 @@ import {
   VERIFY_PAUSE_MS,
   VERIFY_READS,
 } from "../sync/sync-verify";
-import type { PodCheck } from "../watch/pod-sync";
+import type { GuestCheck } from "../watch/pod-sync";
 
 /**
  * A quick negative before the first sync: the pod's addresses the guest
@@ -40,9 +41,9 @@ async function missingAddresses(
   client: AgentClient,
   pod: PodState,
   timeoutMs: number,
-): Promise<string[]> {
+): Promise<{ missing: string[]; guest?: State }> {
   const guest = await probeNetwork(client, timeoutMs);
-  if (guest === undefined) return [];
+  if (guest === undefined) return { missing: [] };
   const have = new Set(
     guest.interfaces.flatMap((i) =>
       i.addresses.map((a) => `${i.mac.toLowerCase()} ${a.address}/${a.prefix}`),
@@ -57,7 +58,7 @@ async function missingAddresses(
       }
     }
   }
-  return missing;
+  return { missing, guest };
 }
 
 /** One comparison: its differences, one line each. */
@@ -97,10 +98,11 @@ export async function checkGuest(
   opts: { netns: string; label: string; timeoutMs: number; settle: boolean },
   /** Runs each read (the caller's node-wide bound on reads); never held across the pause. */
   slot: <T>(read: () => Promise<T>) => Promise<T> = (read) => read(),
-): Promise<PodCheck> {
+): Promise<GuestCheck> {
   if (!opts.settle) {
-    const missing = await missingAddresses(client, pod, opts.timeoutMs);
-    if (missing.length > 0) return { differences: missing };
+    // The Get that found addresses missing serves the sync that follows (no second Get).
+    const { missing, guest } = await missingAddresses(client, pod, opts.timeoutMs);
+    if (missing.length > 0) return { differences: missing, ...(guest ? { guest } : {}) };
   }
   let differences: string[] = [];
   const reads = opts.settle ? VERIFY_READS : 1;

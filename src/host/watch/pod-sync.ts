@@ -39,6 +39,9 @@ import {
 
 export type { PodCheck };
 
+/** A check's outcome, and the guest's state when the check read it whole (a Get), for the sync after it. */
+export type GuestCheck = PodCheck & { guest?: State };
+
 import { diffPodState, samePodState } from "./watch-report";
 
 export interface PodSyncOptions {
@@ -60,7 +63,7 @@ export interface PodSyncOptions {
   /** Called when a read failed because the namespace is gone. */
   onGone(): void;
   /** Compares guest and pod completely (follow): before the first sync and after each. */
-  check?: (client: AgentClient, pod: PodState, when: "before" | "after") => Promise<PodCheck>;
+  check?: (client: AgentClient, pod: PodState, when: "before" | "after") => Promise<GuestCheck>;
   resync?: ResyncConfig;
 }
 
@@ -146,6 +149,12 @@ function withRetired(pod: PodState, retired: readonly RetiredNic[]): PodState {
 }
 
 const at = () => new Date().toISOString();
+
+/** A check's outcome as events print it. */
+function withoutGuest(c: GuestCheck): PodCheck {
+  const { guest: _, ...check } = c;
+  return check;
+}
 
 export class PodSync {
   private client: AgentClient | undefined;
@@ -243,6 +252,7 @@ export class PodSync {
       if (!this.client || this.client.closed) this.client = await this.connect();
       const client = this.client;
       const initial = this.last === undefined && !reconnected;
+      let fresh: State | undefined;
       if (initial && this.o.check) {
         // Follow restarted (or a guest synced before): send nothing to a guest already equal.
         const before = await this.o.check(client, pod, "before");
@@ -258,6 +268,7 @@ export class PodSync {
           this.accept(pod);
           return "ok";
         }
+        fresh = before.guest;
       }
       const requests = pod.requests;
       const retired = await retireNics(
@@ -265,12 +276,15 @@ export class PodSync {
         departedMacs(this.tracked, requests),
         this.o.timeoutMs,
       );
-      const known = reconnected || retired.length > 0 ? undefined : this.readBack;
+      const known =
+        retired.length > 0 ? undefined : (fresh ?? (reconnected ? undefined : this.readBack));
       this.readBack = undefined;
       const report = await this.o.drive(client, withRetired(pod, retired), known);
       const viaApply = report.kind === "apply";
       for (const r of retired) r.down = viaApply && r.found;
-      const verified = this.o.check ? await this.o.check(client, pod, "after") : undefined;
+      const verified = this.o.check
+        ? withoutGuest(await this.o.check(client, pod, "after"))
+        : undefined;
       this.resyncs++;
       this.o.emit({
         event: "resync",
@@ -300,28 +314,33 @@ export class PodSync {
       }
       return "ok";
     } catch (err) {
-      this.failures++;
-      this.failedLast = true;
-      const retry = isRetryable(err);
-      if (retry && this.client && isConnectionError(err)) {
-        // Start from a fresh connection: the old one may be half dead.
-        const c = this.client;
-        this.client = undefined;
-        c.close();
-        this.lost = true;
-      }
-      const refusedBy = policyRefusal(err);
-      this.o.emit({
-        event: "error",
-        at: at(),
-        seq,
-        ms: elapsed(),
-        message: describe(err),
-        retry,
-        ...(refusedBy !== undefined ? { policy: refusedBy } : {}),
-      });
-      return retry ? "retry" : "failed";
+      return this.syncFailed(err, seq, elapsed());
     }
+  }
+
+  /** A sync that threw: said, and retried when the error may pass by itself. */
+  private syncFailed(err: unknown, seq: number, ms: number): SyncOutcome {
+    this.failures++;
+    this.failedLast = true;
+    const retry = isRetryable(err);
+    if (retry && this.client && isConnectionError(err)) {
+      // Start from a fresh connection: the old one may be half dead.
+      const c = this.client;
+      this.client = undefined;
+      c.close();
+      this.lost = true;
+    }
+    const refusedBy = policyRefusal(err);
+    this.o.emit({
+      event: "error",
+      at: at(),
+      seq,
+      ms,
+      message: describe(err),
+      retry,
+      ...(refusedBy !== undefined ? { policy: refusedBy } : {}),
+    });
+    return retry ? "retry" : "failed";
   }
 
   /** `pod` is what the guest now holds. */
