@@ -3,8 +3,11 @@
  * of the plan so that no step fails because the kernel already did it:
  * - IPv6 enabled on a link (disable_ipv6 0) brings its link-local, its
  *   fe80::/64 and table local's IPv6 routes, and is what lets the link take
- *   IPv6 addresses at all: such writes go first, and the plan is made again
- *   against what the kernel then has (one read);
+ *   IPv6 addresses at all; a link's stable_secret and addr_gen_mode make the
+ *   kernel replace its link-local with one of its own (stable-privacy), which
+ *   an address the plan put there first would stand in for: such writes go
+ *   first (a secret before a mode: plan-apply.ts), and the plan is made
+ *   again against what the kernel then has (one read);
  * - IPv6 disabled takes the link's IPv6 addresses and routes, and a new
  *   address generation mode (addr_gen_mode, stable_secret) makes a new
  *   link-local even on a link that is down: the sysctls are written after
@@ -31,19 +34,29 @@ interface Run {
 }
 
 const DISABLE_IPV6 = "net.ipv6.conf.*.disable_ipv6";
+/** Keys whose write makes the kernel generate a link's link-local its own way. */
+const ADDRESS_GENERATION = new Set([
+  "net.ipv6.conf.*.stable_secret",
+  "net.ipv6.conf.*.addr_gen_mode",
+]);
 
-/** Whether a write turns IPv6 on (for a link, `all` or `default`). */
-function enablesIpv6(w: SysctlWrite): boolean {
+/**
+ * Whether a write goes before the batch: it turns IPv6 on (for a link,
+ * `all` or `default`), or sets how the kernel generates a link's addresses.
+ */
+function goesFirst(w: SysctlWrite): boolean {
   const k = parseSysctlKey(w.key);
-  return typeof k !== "string" && k.pattern === DISABLE_IPV6 && w.value.trim() === "0";
+  if (typeof k === "string") return false;
+  if (ADDRESS_GENERATION.has(k.pattern)) return true;
+  return k.pattern === DISABLE_IPV6 && w.value.trim() === "0";
 }
 
 /**
- * Writes the plan's sysctls that turn IPv6 on (by the links' current
- * names), reads, and plans again against that state. The plan's sysctl
- * writes, with their previous values for the restore, stay the first
- * plan's (written again after the batch: the same value). Answers the plan
- * and the state it was made from; unchanged when nothing turns IPv6 on.
+ * Writes the plan's sysctls that go first ({@link goesFirst}; by the links'
+ * current names), reads, and plans again against that state. The plan's
+ * sysctl writes, with their previous values for the restore, stay the
+ * first plan's (written again after the batch: the same value). Answers the
+ * plan and the state it was made from; unchanged when nothing goes first.
  */
 export async function ipv6First(
   deps: Deps,
@@ -52,7 +65,7 @@ export async function ipv6First(
   desired: DesiredState,
   run: Run,
 ): Promise<{ plan: ApplyPlan; before: FullState }> {
-  const early = plan.sysctls.filter(enablesIpv6);
+  const early = plan.sysctls.filter(goesFirst);
   if (early.length === 0) return { plan, before };
   for (const w of early) deps.sysctl.write(w.restoreKey, w.value);
   const { rules4, ...rest } = await deps.ip.batchAndRead([], { signal: run.signal });

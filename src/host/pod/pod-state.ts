@@ -10,7 +10,12 @@
 
 import { IpRunner } from "../../net/iproute/ip-runner";
 import type { FullState, Sysctl } from "../../net/model/full-state";
-import { DERIVED, normaliseSysctlValue, parseSysctlKey } from "../../net/sysctl/sysctl-keys";
+import {
+  DERIVED,
+  normaliseSysctlValue,
+  parseSysctlKey,
+  UNREADABLE_UNTIL_SET,
+} from "../../net/sysctl/sysctl-keys";
 import { isManagedLink, LOOPBACK } from "../../net/vocabulary/links";
 import { commandArgv } from "../../process/command";
 import { runProcess } from "../../process/run-process";
@@ -122,7 +127,11 @@ function nonDefaultSysctls(
     if (!comparable(key)) continue;
     if (k.iface !== undefined && !["all", "default", ...ifaces].includes(k.iface)) continue;
     const def = defaultFor(key, fresh);
-    if (def === undefined || normaliseSysctlValue(def) === normaliseSysctlValue(value)) continue;
+    const isDefault =
+      def === undefined
+        ? !UNREADABLE_UNTIL_SET.has(k.pattern)
+        : normaliseSysctlValue(def) === normaliseSysctlValue(value);
+    if (isDefault) continue;
     out.push({ key, value: normaliseSysctlValue(value) });
   }
   return out.sort((a, b) => a.key.localeCompare(b.key));

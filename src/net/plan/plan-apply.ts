@@ -85,7 +85,7 @@ export function planApply(
     .filter((l) => l.startsWith(IPV6_BATCH))
     .map((l) => l.slice(IPV6_BATCH.length));
   const sysctls: SysctlWrite[] = [];
-  for (const s of desired.sysctls) {
+  for (const s of secretsFirst(desired.sysctls)) {
     const restoreKey = currentKey(s.key, links.formerName);
     const previous = current.sysctls.get(restoreKey);
     if (previous !== undefined && normaliseSysctlValue(previous) === normaliseSysctlValue(s.value))
@@ -104,6 +104,23 @@ export function planApply(
     batch6First: routes.lines6,
     sysctls,
   };
+}
+
+const STABLE_SECRET = "net.ipv6.conf.*.stable_secret";
+
+/**
+ * The sysctls in the request's order, stable_secret keys first: the kernel
+ * refuses addr_gen_mode 2 (stable privacy) on a link that has no secret
+ * (EINVAL), and writing a secret sets that mode itself, so a secret goes
+ * before any mode (a later mode 3, random, keeps the secret written).
+ */
+function secretsFirst(list: readonly Sysctl[]): readonly Sysctl[] {
+  const secret = (s: Sysctl) => {
+    const k = parseSysctlKey(s.key);
+    return typeof k !== "string" && k.pattern === STABLE_SECRET;
+  };
+  if (!list.some(secret)) return list;
+  return [...list.filter(secret), ...list.filter((s) => !secret(s))];
 }
 
 /**

@@ -73,6 +73,13 @@ export const PER_INTERFACE = [
 /** Keys the kernel derives from other state: not read as differences. */
 export const DERIVED = new Set(["net.ipv6.conf.*.mtu"]);
 
+/**
+ * Keys whose read fails (EIO) until a value is written, so a namespace's
+ * default cannot be read: a value read is one that was set. A link's
+ * stable_secret (it makes the link's addresses stable-privacy ones).
+ */
+export const UNREADABLE_UNTIL_SET = new Set(["net.ipv6.conf.*.stable_secret"]);
+
 const LEAF = /^[a-z0-9_]{1,64}$/;
 /** A link name as the kernel takes it (15 bytes, no "/"), or all/default. */
 const IFACE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$/;

@@ -113,10 +113,11 @@ export const TYPED_ADDRESS_ATTRS: readonly string[] = ["metric", "noprefixroute"
  * Keys of an `ip -d -j address` entry that are carried (above, or the
  * address itself) or the kernel's: `secondary` (the kernel's choice of
  * primary), `dynamic` and `deprecated` (a finite valid or a 0 preferred
- * lifetime), `tentative` (DAD under way), `nodad` (carried on a link
- * that is down; on one that is up the agent adds every IPv6 address with
- * it: MIRROR_DIFFERENCES.addressGuestNodad). Any other key is something
- * the address has that is not carried.
+ * lifetime), `tentative` (DAD under way), `stable-privacy` (the kernel
+ * made it from the link's stable_secret, a carried sysctl), `nodad`
+ * (carried on a link that is down; on one that is up the agent adds every
+ * IPv6 address with it: MIRROR_DIFFERENCES.addressGuestNodad). Any other
+ * key is something the address has that is not carried.
  */
 export const ADDRESS_JSON_KEYS = new Set([
   "family",
@@ -136,5 +137,6 @@ export const ADDRESS_JSON_KEYS = new Set([
   "dynamic",
   "deprecated",
   "tentative",
+  "stable-privacy",
   "nodad",
 ]);
