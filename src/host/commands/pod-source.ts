@@ -4,7 +4,7 @@
  */
 import { CniResultError, requestsFromCniResult } from "../pod/cni-result";
 import { resolveNetns } from "../pod/netns-arg";
-import { readPodRequests, type SyncRequests } from "../pod/pod-requests";
+import { readPodBoth, readPodRequests, type SyncRequests } from "../pod/pod-requests";
 import { type PodFullState, readPodFullState } from "../pod/pod-state";
 import { readInput, UsageError } from "./common";
 
@@ -22,6 +22,8 @@ export interface PodSource {
   read(): Promise<SyncRequests>;
   /** The whole state (netagent.v1), for a namespace; a CNI result has only what Kata carries. */
   readState?: () => Promise<PodFullState>;
+  /** Both from one read of the namespace. */
+  readBoth?: () => Promise<{ requests: SyncRequests; full: PodFullState }>;
 }
 
 /** A failure of this host's own ip or sysctl while reading the pod. */
@@ -57,6 +59,7 @@ export function podSource(flags: Record<string, string | true>): PodSource {
       netns: resolved,
       read: () => local(netns, () => readPodRequests(resolved)),
       readState: () => local(netns, () => readPodFullState(resolved)),
+      readBoth: () => local(netns, () => readPodBoth(resolved)),
     };
   }
   const path = file as string;

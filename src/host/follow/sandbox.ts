@@ -14,8 +14,7 @@
  */
 import { type FSWatcher, watch } from "node:fs";
 import type { Semaphore } from "../../net/iproute/semaphore";
-import { readPodRequests } from "../pod/pod-requests";
-import { readPodFullState } from "../pod/pod-state";
+import { readPodBoth, readPodRequests } from "../pod/pod-requests";
 import { readPodState, syncPod } from "../sync/sync-once";
 import { NetnsGoneWatcher } from "../watch/netns-gone";
 import { PodMonitor } from "../watch/pod-monitor";
@@ -216,7 +215,7 @@ export class Sandbox {
               {
                 netns,
                 read: () => readPodRequests(netns),
-                readState: () => readPodFullState(netns),
+                readBoth: () => readPodBoth(netns),
               },
               { full: true },
             ),

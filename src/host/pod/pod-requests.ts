@@ -19,6 +19,7 @@ import type { Link, Neighbor, NetState, Route } from "../../net/model/model";
 import { IFF, isManagedLink, NTF_ROUTER, NUD, rawFlags } from "../../net/vocabulary/links";
 import { addressToProto, protoFamily, routeToProto } from "../../wire/kata-map";
 import { sharedMacs } from "../sync/mirror-scope";
+import { type PodFullState, readPodWhole } from "./pod-state";
 
 /** What a sync sends, in the order it is sent. */
 export interface SyncRequests {
@@ -117,6 +118,15 @@ export function requestsFromState(state: NetState): SyncRequests {
     ),
     skipped,
   };
+}
+
+/** The pod's requests and its whole state, from one read of its namespace. */
+export async function readPodBoth(
+  netns: string,
+  ipBinary?: string,
+): Promise<{ requests: SyncRequests; full: PodFullState }> {
+  const { full, net } = await readPodWhole(netns, ipBinary);
+  return { requests: requestsFromState(net), full };
 }
 
 /** Reads the pod namespace `netns` (a resolved name or path) into requests. */

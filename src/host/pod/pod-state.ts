@@ -10,6 +10,7 @@
 
 import { IpRunner } from "../../net/iproute/ip-runner";
 import type { FullState, Sysctl } from "../../net/model/full-state";
+import type { NetState } from "../../net/model/model";
 import {
   DERIVED,
   normaliseSysctlValue,
@@ -139,11 +140,30 @@ function nonDefaultSysctls(
 
 /** Reads the pod namespace `netns` (a resolved name or path) completely. */
 export async function readPodFullState(netns: string, ipBinary?: string): Promise<PodFullState> {
-  const [state, values, fresh] = await Promise.all([
-    new IpRunner({ binary: ipBinary, netns }).readFullState(),
+  return (await readPodWhole(netns, ipBinary)).full;
+}
+
+/**
+ * The pod's whole state and, from the same listings, its links, main-table
+ * routes and neighbours as readPodRequests reads them (one read for both).
+ */
+export async function readPodWhole(
+  netns: string,
+  ipBinary?: string,
+): Promise<{ full: PodFullState; net: NetState }> {
+  const [both, values, fresh] = await Promise.all([
+    new IpRunner({ binary: ipBinary, netns }).readFullAndState(),
     readNetnsSysctls(netns),
     readFreshDefaults(),
   ]);
+  return { full: withSysctls(both.full, values, fresh), net: both.state };
+}
+
+function withSysctls(
+  state: Omit<FullState, "sysctls">,
+  values: Map<string, string>,
+  fresh: ReadonlyMap<string, string>,
+): PodFullState {
   const ifaces = state.links.map((l) => l.name).filter(isManagedLink);
   const allSysctls = new Map([...values].filter(([k]) => typeof parseSysctlKey(k) !== "string"));
   const mtus = new Map(state.links.map((l) => [l.name, l.mtu]));

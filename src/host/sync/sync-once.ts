@@ -44,6 +44,8 @@ export async function readPodState(
     netns?: string;
     read(): Promise<SyncRequests>;
     readState?: () => Promise<PodFullState>;
+    /** Both at once, from one read (taken instead of the two when the whole state is wanted). */
+    readBoth?: () => Promise<{ requests: SyncRequests; full: PodFullState }>;
   },
   options: { full?: boolean } = {},
 ): Promise<PodState> {
@@ -54,6 +56,10 @@ export async function readPodState(
   if (source.netns !== undefined)
     await waitLinksReady(new IpRunner({ netns: source.netns })).catch(() => undefined);
   if (source.netns === undefined) return { requests: await source.read() };
+  if (options.full && source.readBoth) {
+    const [both, rules] = await Promise.all([source.readBoth(), readPodRules(source.netns)]);
+    return { requests: both.requests, rules, full: both.full };
+  }
   // Three reads of one namespace, each its own processes: at once.
   const [requests, full, rules] = await Promise.all([
     source.read(),

@@ -163,18 +163,35 @@ export class IpRunner {
    * routes when one has metrics (their locks: ip-route-reads.ts).
    */
   async readFullState(opts?: IpRunOptions): Promise<Omit<FullState, "sysctls">> {
+    return (await this.readFullAndState(opts)).full;
+  }
+
+  /**
+   * readFullState, and from the same listings what readState gives (its
+   * listings are the full read's first three): a host that wants both
+   * pays for one read.
+   */
+  async readFullAndState(
+    opts?: IpRunOptions,
+  ): Promise<{ full: Omit<FullState, "sysctls">; state: NetState }> {
     const [docs, six] = await Promise.all([
       this.readBatch(FULL_READ, opts),
       readFamily6(this.oneShot, opts?.signal),
     ]);
     const routes = await routesWithLocks(this.oneShot, docs[1], opts?.signal);
-    return {
+    const full = {
       links: parseLinks(docs[0]),
       routes: this.dispatch.noteRoutes(routes),
       neighbors: [...parseNeighbors(docs[2]), ...parseNeighbors(docs[3])],
       nexthops: parseNexthops(docs[4], six.nexthops6),
       rules: [...parseRules(docs[5], 4), ...six.rules],
     };
+    const state = {
+      links: parseLinks(docs[0]),
+      routes: parseRoutes(docs[1]),
+      neighbors: parseNeighbors(docs[2]),
+    };
+    return { full, state };
   }
 
   /**
