@@ -66,14 +66,24 @@ export function deferIpv6(lines: readonly string[]): { first: string[]; raised: 
 /**
  * Waits (bounded) until the `raised` links with carrier read ready, then
  * deletes their tentative IPv6 addresses (not those whose detection
- * failed), for the plan made next to add them with nodad.
+ * failed), for the plan made next to add them with nodad. A stable-privacy
+ * one stays: the kernel made it from the link's stable_secret, written
+ * before (apply-kernel-steps.ts), as the pod's kernel made the pod's, and
+ * an address put back in its place would lack that flag; it is usable
+ * once its detection ends (a second).
  */
 export async function settleRaised(ip: IpRunner, raised: readonly string[]): Promise<void> {
   const names = new Set(raised.map((n) => n.replace(/^"(.*)"$/, "$1")));
   const links = await waitLinksReady(ip, (name) => names.has(name));
   const lines = links.flatMap((l) =>
     (Array.isArray(l.addr_info) ? l.addr_info : [])
-      .filter((a) => a.tentative === true && a.dadfailed !== true && String(a.local).includes(":"))
+      .filter(
+        (a) =>
+          a.tentative === true &&
+          a.dadfailed !== true &&
+          a["stable-privacy"] !== true &&
+          String(a.local).includes(":"),
+      )
       .map((a) =>
         batchLine([
           "addr",

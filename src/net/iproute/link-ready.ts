@@ -18,7 +18,13 @@ export interface LinkRead {
   ifname?: unknown;
   operstate?: unknown;
   flags?: unknown;
-  addr_info?: { local?: unknown; prefixlen?: unknown; tentative?: unknown; dadfailed?: unknown }[];
+  addr_info?: {
+    local?: unknown;
+    prefixlen?: unknown;
+    tentative?: unknown;
+    dadfailed?: unknown;
+    "stable-privacy"?: unknown;
+  }[];
 }
 
 async function readLinks(ip: IpRunner): Promise<LinkRead[]> {
