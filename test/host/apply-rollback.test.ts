@@ -192,9 +192,10 @@ describe("Apply: all or nothing: dry_run, bad input", () => {
     expect(
       plan.some((l) => /^rule add priority 32000 from 10\.248\.246\.146\/32 lookup 200$/.test(l)),
     ).toBe(true);
+    // all.forwarding first: it sets every link's forwarding (a link's own goes after it).
     expect(plan.slice(-3)).toEqual([
-      "sysctl net.ipv4.conf.eth0.rp_filter=1",
       "sysctl net.ipv4.conf.all.forwarding=1",
+      "sysctl net.ipv4.conf.eth0.rp_filter=1",
       "sysctl net.ipv4.conf.eth0.arp_ignore=2",
     ]);
     // Additions before deletions: the new rule comes before the old one goes.

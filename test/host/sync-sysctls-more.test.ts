@@ -66,3 +66,26 @@ it("an IPv6 MTU that follows the link's MTU is not written: the sync stays as it
   expect(s.stdout).toMatch(/0 sysctl writes/);
   expect(await inNs(guest.ns, "cat", "/proc/sys/net/ipv6/conf/eth0/mtu")).toBe("1400");
 });
+
+it("forwarding on for the namespace, then off on a link: the link's stays off (a namespace-wide write sets every link's)", async () => {
+  const { pod, guest } = await setUp();
+  await inNs(pod, "sysctl", "-qw", "net.ipv4.ip_forward=1");
+  await inNs(pod, "sysctl", "-qw", "net.ipv4.conf.eth0.forwarding=0");
+  await inNs(pod, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
+  await inNs(pod, "sysctl", "-qw", "net.ipv6.conf.eth0.forwarding=0");
+  const s = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
+  expect(s.code, s.stdout + s.stderr).toBe(0);
+  for (const p of [
+    "net/ipv4/ip_forward",
+    "net/ipv4/conf/eth0/forwarding",
+    "net/ipv4/conf/default/forwarding",
+    "net/ipv6/conf/all/forwarding",
+    "net/ipv6/conf/eth0/forwarding",
+    "net/ipv6/conf/default/forwarding",
+  ]) {
+    expect(await inNs(guest.ns, "cat", `/proc/sys/${p}`), p).toBe(
+      await inNs(pod, "cat", `/proc/sys/${p}`),
+    );
+  }
+  expect(await inNs(guest.ns, "cat", "/proc/sys/net/ipv4/conf/eth0/forwarding")).toBe("0");
+});

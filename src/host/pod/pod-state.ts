@@ -15,6 +15,8 @@ import {
   DERIVED,
   normaliseSysctlValue,
   parseSysctlKey,
+  SETS_EVERY_LINK,
+  sysctlPart,
   UNREADABLE_UNTIL_SET,
 } from "../../net/sysctl/sysctl-keys";
 import { isManagedLink, LOOPBACK } from "../../net/vocabulary/links";
@@ -135,7 +137,34 @@ function nonDefaultSysctls(
     if (isDefault) continue;
     out.push({ key, value: normaliseSysctlValue(value) });
   }
-  return out.sort((a, b) => a.key.localeCompare(b.key));
+  return withEveryLink(out, values, ifaces).sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/**
+ * `out` and, for each namespace-wide key in it that sets every link's
+ * value (SETS_EVERY_LINK: forwarding, IPv6's disable_ipv6), that key of
+ * each link and of `default` as the pod has it, default or not: the guest
+ * writes the namespace-wide key first, and a link the pod set back must be
+ * set back there too.
+ */
+function withEveryLink(
+  out: Sysctl[],
+  values: ReadonlyMap<string, string>,
+  ifaces: readonly string[],
+): Sysctl[] {
+  const listed = new Set(out.map((s) => s.key));
+  for (const s of [...out]) {
+    const pattern = SETS_EVERY_LINK.get(s.key);
+    if (pattern === undefined) continue;
+    for (const iface of ["default", ...ifaces]) {
+      const key = pattern.replace("*", sysctlPart(iface));
+      const value = values.get(key);
+      if (value === undefined || listed.has(key)) continue;
+      listed.add(key);
+      out.push({ key, value: normaliseSysctlValue(value) });
+    }
+  }
+  return out;
 }
 
 /** Reads the pod namespace `netns` (a resolved name or path) completely. */

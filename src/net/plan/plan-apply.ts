@@ -9,7 +9,12 @@
  */
 
 import type { DesiredState, FullState, Sysctl } from "../model/full-state";
-import { normaliseSysctlValue, parseSysctlKey, sysctlKeyFor } from "../sysctl/sysctl-keys";
+import {
+  normaliseSysctlValue,
+  parseSysctlKey,
+  SETS_EVERY_LINK,
+  sysctlKeyFor,
+} from "../sysctl/sysctl-keys";
 import { isManagedLink } from "../vocabulary/links";
 import { isProxy } from "../vocabulary/neighbor-attrs";
 import { type LinkPhase, planLinkPhase, predictRoutes } from "./plan-link-phase";
@@ -84,14 +89,7 @@ export function planApply(
   const batch6 = ruleLines
     .filter((l) => l.startsWith(IPV6_BATCH))
     .map((l) => l.slice(IPV6_BATCH.length));
-  const sysctls: SysctlWrite[] = [];
-  for (const s of secretsFirst(desired.sysctls)) {
-    const restoreKey = currentKey(s.key, links.formerName);
-    const previous = current.sysctls.get(restoreKey);
-    if (previous !== undefined && normaliseSysctlValue(previous) === normaliseSysctlValue(s.value))
-      continue;
-    sysctls.push({ ...s, restoreKey, previous });
-  }
+  const sysctls = planSysctls(current, desired, links);
   return {
     links,
     routeOps,
@@ -107,20 +105,48 @@ export function planApply(
 }
 
 const STABLE_SECRET = "net.ipv6.conf.*.stable_secret";
+/**
+ * The sysctls in the request's order but for what the kernel does with
+ * some writes (checked in a netns): a link's stable_secret goes first (the
+ * kernel refuses addr_gen_mode 2, stable privacy, on a link without a
+ * secret: EINVAL; writing a secret sets that mode itself, and a later mode
+ * 3, random, keeps the secret written); then the namespace-wide writes
+ * that set every link's value ({@link SETS_EVERY_LINK}), so that a link's
+ * own value, written after, stays.
+ */
+function kernelOrder(list: readonly Sysctl[]): readonly Sysctl[] {
+  const rank = (s: Sysctl) => {
+    if (SETS_EVERY_LINK.has(s.key)) return 1;
+    const k = parseSysctlKey(s.key);
+    return typeof k !== "string" && k.pattern === STABLE_SECRET ? 0 : 2;
+  };
+  if (list.every((s) => rank(s) === 2)) return list;
+  // Array.prototype.sort is stable: each rank keeps the request's order.
+  return [...list].sort((a, b) => rank(a) - rank(b));
+}
 
 /**
- * The sysctls in the request's order, stable_secret keys first: the kernel
- * refuses addr_gen_mode 2 (stable privacy) on a link that has no secret
- * (EINVAL), and writing a secret sets that mode itself, so a secret goes
- * before any mode (a later mode 3, random, keeps the secret written).
+ * The sysctl writes: those whose value differs from the current one, in
+ * {@link kernelOrder}; and a link's (or default's) value that a
+ * namespace-wide write of the plan sets (SETS_EVERY_LINK) is written after
+ * it even where it is the current value already.
  */
-function secretsFirst(list: readonly Sysctl[]): readonly Sysctl[] {
-  const secret = (s: Sysctl) => {
+function planSysctls(current: FullState, desired: DesiredState, links: LinkPhase): SysctlWrite[] {
+  const sysctls: SysctlWrite[] = [];
+  const overwritten = new Set<string>();
+  for (const s of kernelOrder(desired.sysctls)) {
+    const restoreKey = currentKey(s.key, links.formerName);
+    const previous = current.sysctls.get(restoreKey);
     const k = parseSysctlKey(s.key);
-    return typeof k !== "string" && k.pattern === STABLE_SECRET;
-  };
-  if (!list.some(secret)) return list;
-  return [...list.filter(secret), ...list.filter((s) => !secret(s))];
+    const setByWide = typeof k !== "string" && overwritten.has(k.pattern);
+    const same =
+      previous !== undefined && normaliseSysctlValue(previous) === normaliseSysctlValue(s.value);
+    if (same && !setByWide) continue;
+    const every = SETS_EVERY_LINK.get(s.key);
+    if (every !== undefined) overwritten.add(every);
+    sysctls.push({ ...s, restoreKey, previous });
+  }
+  return sysctls;
 }
 
 /**

@@ -74,6 +74,18 @@ export const PER_INTERFACE = [
 export const DERIVED = new Set(["net.ipv6.conf.*.mtu"]);
 
 /**
+ * Namespace-wide keys whose write sets every link's value of a
+ * per-interface key (and the default's), by that key's pattern (checked in
+ * a netns; other `all` keys combine with the link's value when used).
+ */
+export const SETS_EVERY_LINK: ReadonlyMap<string, string> = new Map([
+  ["net.ipv4.ip_forward", "net.ipv4.conf.*.forwarding"],
+  ["net.ipv4.conf.all.forwarding", "net.ipv4.conf.*.forwarding"],
+  ["net.ipv6.conf.all.forwarding", "net.ipv6.conf.*.forwarding"],
+  ["net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.*.disable_ipv6"],
+]);
+
+/**
  * Keys whose read fails (EIO) until a value is written, so a namespace's
  * default cannot be read: a value read is one that was set. A link's
  * stable_secret (it makes the link's addresses stable-privacy ones).
