@@ -16,13 +16,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
 });
 
-async function setUp(): Promise<{ pod: Netns; guest: Guest }> {
+/** A pod with eth0 (with 10.1.0.2/24 unless `bare`) and a guest with its MAC. */
+async function setUp(bare = false): Promise<{ pod: Netns; guest: Guest }> {
   const host = await Netns.create("n22s");
   cleanups.push(() => host.remove());
   const pod = await Netns.create("n22q");
   cleanups.push(() => pod.remove());
   await pod.veth("eth0", "peer0", { peerNs: host });
-  await pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
+  if (!bare) await pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
   const [link] = await pod.json<{ address: string }[]>("link", "show", "dev", "eth0");
   const guest = await Guest.create(link?.address);
   cleanups.push(() => guest.remove());
@@ -88,4 +89,25 @@ it("forwarding on for the namespace, then off on a link: the link's stays off (a
     );
   }
   expect(await inNs(guest.ns, "cat", "/proc/sys/net/ipv4/conf/eth0/forwarding")).toBe("0");
+});
+
+it("an IPv4 default set, then a link's set back (rp_filter): the link's stays (a default's write sets every link not set itself)", async () => {
+  // A link that never had an IPv4 address: the kernel marks every key of a
+  // link as set once it gets one, and a default's write passes it by.
+  const { pod, guest } = await setUp(true);
+  await inNs(pod, "sysctl", "-qw", "net.ipv4.conf.default.rp_filter=1");
+  await inNs(pod, "sysctl", "-qw", "net.ipv4.conf.eth0.rp_filter=0");
+  await inNs(pod, "sysctl", "-qw", "net.ipv4.conf.default.arp_ignore=2");
+  const s = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
+  expect(s.code, s.stdout + s.stderr).toBe(0);
+  for (const p of [
+    "net/ipv4/conf/default/rp_filter",
+    "net/ipv4/conf/eth0/rp_filter",
+    "net/ipv4/conf/default/arp_ignore",
+    "net/ipv4/conf/eth0/arp_ignore",
+  ]) {
+    expect(await inNs(guest.ns, "cat", `/proc/sys/${p}`), p).toBe(
+      await inNs(pod, "cat", `/proc/sys/${p}`),
+    );
+  }
 });

@@ -79,4 +79,22 @@ describe("planApply: the order of sysctl writes", () => {
     // Without the namespace-wide write it is left as it is.
     expect(keys([{ key: "net.ipv4.conf.eth0.forwarding", value: "0" }])).toEqual([]);
   });
+
+  it("an IPv4 default (not forwarding) before the links' own, and a link's value it would change written after it", () => {
+    const now = { ...current, sysctls: new Map([["net.ipv4.conf.eth0.rp_filter", "0"]]) };
+    const plan = planApply(
+      now,
+      desired([
+        { key: "net.ipv4.conf.eth0.rp_filter", value: "0" },
+        { key: "net.ipv4.conf.default.rp_filter", value: "1" },
+        { key: "net.ipv6.conf.default.accept_ra", value: "2" },
+      ]),
+      { exact: true },
+    );
+    expect(plan.sysctls.map((s) => `${s.key}=${s.value}`)).toEqual([
+      "net.ipv4.conf.default.rp_filter=1",
+      "net.ipv4.conf.eth0.rp_filter=0",
+      "net.ipv6.conf.default.accept_ra=2",
+    ]);
+  });
 });

@@ -15,7 +15,7 @@ import {
   DERIVED,
   normaliseSysctlValue,
   parseSysctlKey,
-  SETS_EVERY_LINK,
+  setsEveryLink,
   sysctlPart,
   UNREADABLE_UNTIL_SET,
 } from "../../net/sysctl/sysctl-keys";
@@ -141,11 +141,11 @@ function nonDefaultSysctls(
 }
 
 /**
- * `out` and, for each namespace-wide key in it that sets every link's
- * value (SETS_EVERY_LINK: forwarding, IPv6's disable_ipv6), that key of
- * each link and of `default` as the pod has it, default or not: the guest
- * writes the namespace-wide key first, and a link the pod set back must be
- * set back there too.
+ * `out` and, for each key in it whose write sets every link's value as
+ * well (setsEveryLink: forwarding for the namespace, IPv6's disable_ipv6,
+ * an IPv4 default), that key of each link and of `default` as the pod has
+ * it, default or not: the guest writes that key first, and a link the pod
+ * set back must be set back there too.
  */
 function withEveryLink(
   out: Sysctl[],
@@ -154,7 +154,7 @@ function withEveryLink(
 ): Sysctl[] {
   const listed = new Set(out.map((s) => s.key));
   for (const s of [...out]) {
-    const pattern = SETS_EVERY_LINK.get(s.key);
+    const pattern = setsEveryLink(s.key);
     if (pattern === undefined) continue;
     for (const iface of ["default", ...ifaces]) {
       const key = pattern.replace("*", sysctlPart(iface));

@@ -12,7 +12,7 @@ import type { DesiredState, FullState, Sysctl } from "../model/full-state";
 import {
   normaliseSysctlValue,
   parseSysctlKey,
-  SETS_EVERY_LINK,
+  setsEveryLink,
   sysctlKeyFor,
 } from "../sysctl/sysctl-keys";
 import { isManagedLink } from "../vocabulary/links";
@@ -110,13 +110,13 @@ const STABLE_SECRET = "net.ipv6.conf.*.stable_secret";
  * some writes (checked in a netns): a link's stable_secret goes first (the
  * kernel refuses addr_gen_mode 2, stable privacy, on a link without a
  * secret: EINVAL; writing a secret sets that mode itself, and a later mode
- * 3, random, keeps the secret written); then the namespace-wide writes
- * that set every link's value ({@link SETS_EVERY_LINK}), so that a link's
- * own value, written after, stays.
+ * 3, random, keeps the secret written); then the writes that set every
+ * link's value as well (setsEveryLink: forwarding for the namespace, an
+ * IPv4 default), so that a link's own value, written after, stays.
  */
 function kernelOrder(list: readonly Sysctl[]): readonly Sysctl[] {
   const rank = (s: Sysctl) => {
-    if (SETS_EVERY_LINK.has(s.key)) return 1;
+    if (setsEveryLink(s.key) !== undefined) return 1;
     const k = parseSysctlKey(s.key);
     return typeof k !== "string" && k.pattern === STABLE_SECRET ? 0 : 2;
   };
@@ -127,9 +127,9 @@ function kernelOrder(list: readonly Sysctl[]): readonly Sysctl[] {
 
 /**
  * The sysctl writes: those whose value differs from the current one, in
- * {@link kernelOrder}; and a link's (or default's) value that a
- * namespace-wide write of the plan sets (SETS_EVERY_LINK) is written after
- * it even where it is the current value already.
+ * {@link kernelOrder}; and a link's (or default's) value that another
+ * write of the plan sets as well (setsEveryLink) is written after it even
+ * where it is the current value already.
  */
 function planSysctls(current: FullState, desired: DesiredState, links: LinkPhase): SysctlWrite[] {
   const sysctls: SysctlWrite[] = [];
@@ -142,7 +142,7 @@ function planSysctls(current: FullState, desired: DesiredState, links: LinkPhase
     const same =
       previous !== undefined && normaliseSysctlValue(previous) === normaliseSysctlValue(s.value);
     if (same && !setByWide) continue;
-    const every = SETS_EVERY_LINK.get(s.key);
+    const every = setsEveryLink(s.key);
     if (every !== undefined) overwritten.add(every);
     sysctls.push({ ...s, restoreKey, previous });
   }

@@ -78,12 +78,29 @@ export const DERIVED = new Set(["net.ipv6.conf.*.mtu"]);
  * per-interface key (and the default's), by that key's pattern (checked in
  * a netns; other `all` keys combine with the link's value when used).
  */
-export const SETS_EVERY_LINK: ReadonlyMap<string, string> = new Map([
+const SETS_EVERY_LINK: ReadonlyMap<string, string> = new Map([
   ["net.ipv4.ip_forward", "net.ipv4.conf.*.forwarding"],
   ["net.ipv4.conf.all.forwarding", "net.ipv4.conf.*.forwarding"],
   ["net.ipv6.conf.all.forwarding", "net.ipv6.conf.*.forwarding"],
   ["net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.*.disable_ipv6"],
 ]);
+
+const IPV4_DEFAULT = "net.ipv4.conf.default.";
+
+/**
+ * The per-interface pattern whose links' values a write of `key` sets as
+ * well ({@link SETS_EVERY_LINK}; and an IPv4 `default` key but forwarding,
+ * which the kernel copies to every link that never had an IPv4 address
+ * nor that key written), or undefined. Checked in a netns; IPv6's
+ * `default` keys apply to links made later only.
+ */
+export function setsEveryLink(key: string): string | undefined {
+  const wide = SETS_EVERY_LINK.get(key);
+  if (wide !== undefined) return wide;
+  if (!key.startsWith(IPV4_DEFAULT) || key === `${IPV4_DEFAULT}forwarding`) return undefined;
+  const leaf = key.slice(IPV4_DEFAULT.length);
+  return LEAF.test(leaf) ? `net.ipv4.conf.*.${leaf}` : undefined;
+}
 
 /**
  * Keys whose read fails (EIO) until a value is written, so a namespace's
