@@ -301,4 +301,17 @@ describe("sync carries routes whatever order the pod made them in", () => {
     ]);
     await expectMirrored(s, [["10.72.1.1", "tos", "0xb8"]]);
   });
+
+  it("an onlink gateway route the pod added after a rule, beside a local default in main", async () => {
+    // The kernel checks an onlink gateway's type in the local table. Until a
+    // namespace's first IPv4 rule it keeps local and main as one table, where
+    // the local default makes every address local: "Nexthop has invalid
+    // gateway". The pod added its rule first, so its tables were apart.
+    const s = await setUp([
+      ["rule", "add", "priority", "28511", "to", "10.18.0.0/16", "prohibit"],
+      ["route", "add", "local", "default", "dev", "eth1", "table", "main"],
+      ["route", "add", "172.29.50.0/24", "via", "10.169.20.207", "dev", "eth1", "onlink"],
+    ]);
+    await expectMirrored(s, [["172.29.50.1"]]);
+  });
 });

@@ -6,6 +6,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { FullState } from "../../src/net/model/full-state";
+import type { Route } from "../../src/net/model/model";
+import { planApply } from "../../src/net/plan/plan-apply";
 import {
   DEFAULT_RULES,
   planRules,
@@ -99,5 +102,61 @@ describe("planRules properties (rule-list model)", () => {
       ),
       RUNS,
     );
+  });
+});
+
+describe("planApply: IPv4's local and main tables apart before the routes", () => {
+  // The kernel keeps local and main as one table until the namespace's first
+  // IPv4 rule, and checks an onlink gateway there: a `local` default in main
+  // then makes it local (checked in a netns: test/host/sync-route-vocabulary).
+  const route: Route = {
+    family: 4,
+    dst: "172.29.50.0/24",
+    dev: "",
+    scope: 0,
+    metric: 0,
+    onlink: false,
+    mtu: 0,
+    protocol: "boot",
+    type: "unreachable",
+  };
+  const own: Rule = {
+    family: 4,
+    priority: 28511,
+    not: false,
+    dst: "10.18.0.0/16",
+    action: "prohibit",
+    table: 0,
+  };
+  const v6 = POOL.find((r) => r.family === 6 && r.priority === 100) as Rule;
+  const state = (rules: Rule[]): FullState => ({
+    links: [],
+    routes: [],
+    rules,
+    neighbors: [],
+    sysctls: new Map(),
+  });
+  const plan = (current: Rule[], rules: Rule[]) =>
+    planApply(
+      state(current),
+      { links: [], routes: [route], rules, neighbors: [], sysctls: [], nexthops: [] },
+      { exact: false },
+    ).batch;
+  const split = ["rule add priority 32765 nop", "rule del priority 32765 nop"];
+
+  it("a desired IPv4 rule of its own, a guest with the default rules only: an inert rule added and deleted before the first route", () => {
+    const batch = plan([...DEFAULT_RULES], [own]);
+    expect(batch.slice(0, 2)).toEqual(split);
+    expect(batch[2]).toMatch(/^route /);
+    expect(batch.slice(3)).toEqual(["rule add priority 28511 to 10.18.0.0/16 prohibit"]);
+  });
+
+  it("none when the guest has an IPv4 rule of its own already, or the desired rules are the defaults and IPv6 ones", () => {
+    for (const [current, rules] of [
+      [[...DEFAULT_RULES, { ...own, priority: 5 }], [own]],
+      [[...DEFAULT_RULES], [...DEFAULT_RULES, v6]],
+    ] as [Rule[], Rule[]][]) {
+      expect(plan(current, rules).filter((l) => l.includes("nop"))).toEqual([]);
+    }
   });
 });

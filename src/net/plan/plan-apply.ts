@@ -1,7 +1,8 @@
 /**
  * planApply: the one plan of a netagent.v1 Apply. Pure. In order:
- * link lines (names, MTU, ARP, addresses, up), nexthop objects and route
- * lines of every table (planned against what the link lines will leave:
+ * link lines (names, MTU, ARP, addresses, up), IPv4's local and main
+ * tables set apart where the rules ask it (rules.ts splitTablesLines),
+ * nexthop objects and route lines of every table (planned against what the link lines will leave:
  * plan-route-state.ts), rule lines
  * (additions before deletions), permanent neighbours; all for one
  * `ip -batch`, except IPv6 rules, which need `ip -6 -batch` (see rules.ts) and run right after it. Then the sysctl writes, after the
@@ -28,7 +29,7 @@ import type { NexthopPlan } from "./plan-nexthops";
 import type { BatchParts } from "./plan-parallel";
 import { planRouteState } from "./plan-route-state";
 import type { RouteOp } from "./routes/plan-routes";
-import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps } from "./rules";
+import { IPV6_BATCH, planRules, type RuleOp, renderRuleOps, splitTablesLines } from "./rules";
 
 export interface SysctlWrite extends Sysctl {
   /** The key naming the link by its current name: where the old value is read and restored. */
@@ -79,10 +80,11 @@ export function planApply(
   const neighborLines = planPermanentNeighbors(current, desired, links);
   const ruleLines = renderRuleOps(ruleOps);
   const rules4 = ruleLines.filter((l) => !l.startsWith(IPV6_BATCH));
-  const batch = [...links.lines, ...routes.lines, ...rules4, ...neighborLines];
+  const split = splitTablesLines(current.rules, desired.rules);
+  const batch = [...links.lines, ...split, ...routes.lines, ...rules4, ...neighborLines];
   const parts = routes.parts;
   const batchParts = parts && {
-    before: [...links.lines, ...parts.before],
+    before: [...links.lines, ...split, ...parts.before],
     together: parts.together,
     after: [...parts.after, ...rules4, ...neighborLines],
   };

@@ -212,3 +212,25 @@ export function planRules(
 export function renderRuleOps(ops: readonly RuleOp[]): string[] {
   return ops.map((o) => renderRule(o.op, o.rule));
 }
+
+/** An IPv4 rule no other plan line makes, and inert (`nop`: the lookup goes on to the next rule). */
+const INERT_RULE = ["priority", 32765, "nop"];
+
+/**
+ * The lines that set IPv4's local and main tables apart before any route
+ * line: an inert rule added and deleted at once, when the desired state has
+ * an IPv4 rule of its own and the guest none. Until a namespace's first IPv4
+ * rule the kernel keeps the two tables as one (and never joins them again),
+ * and it checks an onlink gateway's type in the local table: there a `local`
+ * route of main, a local default, makes the gateway local ("Nexthop has
+ * invalid gateway"). A pod with rules of its own got its routes with the
+ * tables apart; its rules themselves cannot go first (an `unreachable` rule
+ * before main fails the other gateways' checks, which look the gateway up).
+ */
+export function splitTablesLines(current: readonly Rule[], desired: readonly Rule[]): string[] {
+  const defaults = new Set(DEFAULT_RULES.map(ruleIdentity));
+  const own = (rules: readonly Rule[]) =>
+    rules.some((r) => r.family === 4 && !defaults.has(ruleIdentity(r)));
+  if (!own(desired) || own(current)) return [];
+  return [batchLine(["rule", "add", ...INERT_RULE]), batchLine(["rule", "del", ...INERT_RULE])];
+}
