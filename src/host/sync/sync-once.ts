@@ -56,17 +56,33 @@ export async function readPodState(
   if (source.netns !== undefined)
     await waitLinksReady(new IpRunner({ netns: source.netns })).catch(() => undefined);
   if (source.netns === undefined) return { requests: await source.read() };
+  const netns = source.netns;
   if (options.full && source.readBoth) {
-    const [both, rules] = await Promise.all([source.readBoth(), readPodRules(source.netns)]);
+    const [both, rules] = await allInOrder([source.readBoth(), readPodRules(netns)]);
     return { requests: both.requests, rules, full: both.full };
   }
   // Three reads of one namespace, each its own processes: at once.
-  const [requests, full, rules] = await Promise.all([
+  const [requests, full, rules] = await allInOrder([
     source.read(),
-    options.full && source.readState ? source.readState() : undefined,
-    readPodRules(source.netns),
+    options.full && source.readState ? source.readState() : Promise.resolve(undefined),
+    readPodRules(netns),
   ]);
   return { requests, rules, ...(full ? { full } : {}) };
+}
+
+/**
+ * Promise.all, but when several reject, the first in the list's error is
+ * thrown, whichever came first: the source's reads say what failed in the
+ * caller's words ("reading netns X on this host: ..."), the packet
+ * filter's read only in iptables'.
+ */
+async function allInOrder<T extends readonly unknown[]>(
+  reads: { [K in keyof T]: Promise<T[K]> },
+): Promise<T> {
+  const settled = await Promise.allSettled(reads);
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /** What one Apply did: its plan and the state read back. */
