@@ -2,14 +2,18 @@
  * Outgoing stream connections on Bun's native sockets, as the same
  * {@link ByteChannel} an accepted connection is (socket-channel.ts): for
  * the agent's own calls to another ttRPC server (front mode's upstream).
- * `unix:///path` through Bun.connect; `vsock://CID:PORT` connected without
- * blocking (vsock-connect.ts) and adopted by fd.
+ * The addresses as reach.ts reaches them (`unix:///path` through
+ * Bun.connect, `vsock://CID:PORT` adopted by fd); no hybrid vsock, which
+ * only a host dials. Native sockets, not node:net: the agent's accepted
+ * connections are native too, a forwarded call then crosses no node:net
+ * stream layer, and an agent that never dials does not load node:net at
+ * its start (bench/README.md, the agent's executable under TCG).
  */
 import type { Socket, SocketHandler } from "bun";
 import type { AgentAddress } from "./address";
 import type { ByteChannel, ChannelSink } from "./channel";
+import { reach, type SocketKind } from "./reach";
 import { CHANNEL_EVENTS, SocketChannel } from "./socket-channel";
-import { vsockConnectNonBlocking } from "./vsock-connect";
 
 export type DialAddress = Extract<AgentAddress, { kind: "unix" } | { kind: "vsock" }>;
 
@@ -51,19 +55,65 @@ type ConnectFn = (options: {
  * sink then hears every byte and, once, the end). Rejects with an Error
  * whose `code` is the errno name (ENOENT, ECONNREFUSED, ETIMEDOUT, ...).
  */
-export async function connectChannel(
+export function connectChannel(
   address: DialAddress,
   options: ConnectOptions,
 ): Promise<ByteChannel> {
-  const { peer, sink, timeoutMs } = options;
+  return reach(address, nativeSockets(options), options.timeoutMs);
+}
+
+/** Bun's native sockets as {@link reach} makes them, each a channel feeding `sink`. */
+function nativeSockets({ peer, sink }: ConnectOptions): SocketKind<ByteChannel> {
+  const connect = Bun.connect as unknown as ConnectFn;
+  return {
+    unix: (path, timeoutMs) =>
+      openChannel(
+        peer,
+        sink,
+        (socket) => connect({ unix: path, allowHalfOpen: true, socket }),
+        timeoutMs,
+      ),
+    // An fd already connected (vsock-connect.ts) is taken over at once.
+    adopt: (fd) =>
+      openChannel(peer, sink, (socket) => connect({ fd, allowHalfOpen: true, socket }), Infinity),
+    vsockFailed: (_text, err) => err,
+  };
+}
+
+/** The channel of the socket `connecting` makes with our handlers. */
+async function openChannel(
+  peer: string,
+  sink: ChannelSink,
+  connecting: (
+    socket: SocketHandler<SocketChannel, "uint8array">,
+  ) => Promise<Socket<SocketChannel>>,
+  timeoutMs: number,
+): Promise<SocketChannel> {
   let channel: SocketChannel | undefined;
   const socket = handlers(peer, sink, (c) => {
     channel = c;
   });
-  const connect = Bun.connect as unknown as ConnectFn;
+  await withTimeout(connecting(socket), timeoutMs);
+  if (channel === undefined) {
+    const err: NodeJS.ErrnoException = new Error("connect: closed before it opened");
+    err.code = "ECONNRESET";
+    throw err;
+  }
+  return channel;
+}
+
+/**
+ * `connecting`, or an ETIMEDOUT error after `timeoutMs`; a socket that
+ * connects after that is ended, not leaked.
+ */
+async function withTimeout(
+  connecting: Promise<Socket<SocketChannel>>,
+  timeoutMs: number,
+): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let gaveUp = false;
   const timeout = new Promise<never>((_, reject) => {
+    if (!Number.isFinite(timeoutMs)) return;
     timer = setTimeout(() => {
       gaveUp = true;
       const err: NodeJS.ErrnoException = new Error(`connect: timed out after ${timeoutMs} ms`);
@@ -71,28 +121,15 @@ export async function connectChannel(
       reject(err);
     }, timeoutMs);
   });
+  connecting.then(
+    (s) => {
+      if (gaveUp) s.end();
+    },
+    () => {},
+  );
   try {
-    const connecting =
-      address.kind === "unix"
-        ? connect({ unix: address.path, allowHalfOpen: true, socket })
-        : vsockConnectNonBlocking(address.cid, address.port, timeoutMs).then((fd) =>
-            connect({ fd, allowHalfOpen: true, socket }),
-          );
-    // A connect that completes after the timeout must not leak its socket.
-    connecting.then(
-      (s) => {
-        if (gaveUp) s.end();
-      },
-      () => {},
-    );
     await Promise.race([connecting, timeout]);
   } finally {
     clearTimeout(timer);
   }
-  if (channel === undefined) {
-    const err: NodeJS.ErrnoException = new Error("connect: closed before it opened");
-    err.code = "ECONNRESET";
-    throw err;
-  }
-  return channel;
 }

@@ -1,60 +1,31 @@
 /**
  * Dialing an agent as a node:net Socket, for clients (the typed client,
- * netagentctl, the client library under Node): `unix:///path`,
- * `vsock://CID:PORT` and `hvsock:///uds:PORT` (Firecracker / Cloud
- * Hypervisor hybrid vsock: write `CONNECT <port>\n` in one write, read the
- * `OK <n>\n` line, then frames). Runs under Node for unix and hvsock; vsock
- * needs Bun (bun:ffi, loaded only for a vsock address) and connects
- * without blocking, as the agent's own upstream connect does
- * (vsock-connect.ts). The agent's front dials with connect.ts instead: a
- * ByteChannel on Bun's native sockets, like its accepted connections.
+ * netagentctl, the client library under Node): the addresses as reach.ts
+ * reaches them, on node:net, with the hybrid-vsock handshake (write
+ * `CONNECT <port>\n` in one write, read the `OK <n>\n` line, then frames).
+ * Runs under Node for unix and hvsock; vsock needs Bun (bun:ffi). The
+ * agent's front dials the same way on Bun's native sockets (connect.ts).
  */
 import { connect, Socket } from "node:net";
 import { Code, TtrpcError } from "../ttrpc/codes";
-import { type AgentAddress, formatAddress, parseAddress } from "./address";
+import { type AgentAddress, parseAddress } from "./address";
+import { reach, type SocketKind } from "./reach";
 
 /** Connects to `address` and resolves with a socket ready for ttRPC frames. */
 export async function dial(address: string | AgentAddress, timeoutMs = 10_000): Promise<Socket> {
   const addr = typeof address === "string" ? parseAddress(address) : address;
-  switch (addr.kind) {
-    case "unix":
-      return connectUnix(addr.path, timeoutMs);
-    case "vsock":
-      return new Socket({
-        fd: await vsockFd(addr.cid, addr.port, formatAddress(addr), timeoutMs),
-        readable: true,
-        writable: true,
-      });
-    case "hvsock": {
-      const socket = await connectUnix(addr.path, timeoutMs);
-      await hybridHandshake(socket, addr.port, timeoutMs);
-      return socket;
-    }
-    case "serial":
-    case "serial-name":
-      throw new TtrpcError(
-        "serial:// is the guest side of a virtio-serial port; dial the host's unix socket for it",
-        Code.INVALID_ARGUMENT,
-      );
-  }
+  return reach(addr, NODE_SOCKETS, timeoutMs);
 }
 
-async function vsockFd(cid: number, port: number, text: string, timeoutMs: number) {
-  let connectVsock: typeof import("./vsock-connect").vsockConnectNonBlocking;
-  try {
-    connectVsock = (await import("./vsock-connect")).vsockConnectNonBlocking;
-  } catch (err) {
-    throw new TtrpcError(`connect ${text}: vsock needs Bun (bun:ffi)`, Code.UNIMPLEMENTED, {
+const NODE_SOCKETS: SocketKind<Socket> = {
+  unix: connectUnix,
+  adopt: async (fd) => new Socket({ fd, readable: true, writable: true }),
+  hybrid: hybridHandshake,
+  vsockFailed: (text, err) =>
+    new TtrpcError(`connect ${text}: ${err.code ?? String(err)}`, Code.UNAVAILABLE, {
       cause: err,
-    });
-  }
-  try {
-    return await connectVsock(cid, port, timeoutMs);
-  } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new TtrpcError(`connect ${text}: ${why}`, Code.UNAVAILABLE, { cause: err });
-  }
-}
+    }),
+};
 
 function connectUnix(path: string, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
