@@ -333,6 +333,7 @@ describe("dist/netagent and SIGTERM", () => {
     const t0 = performance.now();
     process.kill(agent.child.pid, "SIGTERM");
     const exit = await agent.child.exited;
+    await agent.child.drained();
     expect(exit).toEqual({ code: 0, signal: null });
     expect(performance.now() - t0).toBeLessThan(6_000);
     const [step] = await load;

@@ -17,6 +17,8 @@ export class Child {
   stdout = "";
   stderr = "";
   readonly exited: Promise<Exit>;
+  /** Resolves once its stdout and stderr are closed (after `exited`: Node's 'exit' can come first). */
+  readonly closed: Promise<void>;
   exit: Exit | undefined;
 
   constructor(
@@ -37,6 +39,27 @@ export class Child {
       });
     });
     this.exited.catch(() => {});
+    this.closed = new Promise<void>((resolve) => {
+      proc.once("close", () => resolve());
+      proc.once("error", () => resolve());
+    });
+  }
+
+  /**
+   * Waits until its output is all read, at most `ms` after it exited (a
+   * process it started may hold the pipes open): the 'exit' event can come
+   * before the last of stdout, and output read then is cut short.
+   */
+  async drained(ms = 2000): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+    try {
+      await Promise.race([this.closed, limit]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   get pid(): number {
@@ -149,6 +172,7 @@ export async function run(
   });
   try {
     const exit = await Promise.race([child.exited, timeout]);
+    await child.drained();
     return { ...exit, stdout: child.stdout, stderr: child.stderr };
   } finally {
     clearTimeout(timer);

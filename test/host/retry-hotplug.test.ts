@@ -62,6 +62,8 @@ describe("sync retries UpdateInterface while the link is not found", () => {
     await side.ip("link", "set", "late0", "netns", guest.ns.name);
 
     const exit = await sync.exited;
+
+    await sync.drained();
     expect(exit.code, sync.stderr).toBe(0);
     const report = JSON.parse(sync.stdout) as {
       interfaces: { hwAddr: string; name: string; attempts: number }[];
@@ -130,6 +132,8 @@ describe("sync through Apply retries while the pod's NIC is not in the guest yet
     await side.ip("link", "set", "late0", "netns", guest.ns.name);
 
     const exit = await sync.exited;
+
+    await sync.drained();
     expect(exit.code, sync.stderr).toBe(0);
     const report = JSON.parse(sync.stdout) as { api: string; attempts: number };
     expect(report.api).toBe("netagent.v1.Network/Apply");

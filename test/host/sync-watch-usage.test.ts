@@ -23,6 +23,7 @@ describe("sync --watch on a /proc/PID/ns/net path", () => {
       expect(w.resyncs()[0]?.initial).toBe(true);
       await holder.kill();
       const exit = await w.child.exited;
+      await w.child.drained();
       expect(exit.code, w.child.stderr).toBe(0);
       expect(w.events.at(-1)).toMatchObject({ event: "end", reason: "netns-deleted" });
     } finally {

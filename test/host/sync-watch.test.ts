@@ -281,6 +281,7 @@ describe("sync --watch follows a pod: a quiet pod, SIGTERM, the pod deleted", ()
     expect(watch.child.running).toBe(true);
     await guestTwin(guest.ns, "gst2", mac2);
     const exit = await watch.child.exited;
+    await watch.child.drained();
     expect(exit.code, watch.child.stderr).toBe(0);
     const last = watch.events.at(-1);
     expect(last).toMatchObject({ event: "end", reason: "signal", signal: "SIGTERM" });
@@ -295,6 +296,7 @@ describe("sync --watch follows a pod: a quiet pod, SIGTERM, the pod deleted", ()
     podRemoved = true;
     await pod.remove();
     const exit = await w.child.exited;
+    await w.child.drained();
     expect(exit.code, w.child.stderr).toBe(0);
     expect(w.events.at(-1)).toMatchObject({ event: "end", reason: "netns-deleted" });
   });
