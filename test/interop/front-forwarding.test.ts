@@ -12,12 +12,11 @@ import {
   AddARPNeighborsRequestSchema,
   ListRoutesRequestSchema,
   MetricsSchema,
-  UpdateInterfaceRequestSchema,
-  UpdateRoutesRequestSchema,
 } from "../../src/gen/agent_pb";
 import { IPFamily } from "../../src/gen/types_pb";
 import { Code } from "../../src/ttrpc/codes";
 import type { RunningAgent } from "../helpers/agent";
+import { eth0Calls } from "../helpers/front-calls";
 import { type GoStep, goClient, goPrograms } from "../helpers/go";
 import { Netns } from "../helpers/netns";
 import { type TempDir, tempDir } from "../helpers/tmp";
@@ -262,22 +261,7 @@ describe("front mode: forwarded calls: cancels, unknown names, status texts, int
 
 describe("front mode: network calls served here", () => {
   it("the network methods are served by netagent, checked with ip, and never reach the upstream", async () => {
-    const iface = toBinary(
-      UpdateInterfaceRequestSchema,
-      create(UpdateInterfaceRequestSchema, {
-        interface: {
-          hwAddr: MAC,
-          name: "eth0",
-          IPAddresses: [{ family: IPFamily.v4, address: "10.23.0.2", mask: "24" }],
-        },
-      }),
-    );
-    const routes = toBinary(
-      UpdateRoutesRequestSchema,
-      create(UpdateRoutesRequestSchema, {
-        routes: { Routes: [{ dest: "10.99.0.0/16", gateway: "10.23.0.1", device: "eth0" }] },
-      }),
-    );
+    const { iface, routes } = eth0Calls(MAC);
     const neighbors = toBinary(
       AddARPNeighborsRequestSchema,
       create(AddARPNeighborsRequestSchema, {

@@ -8,15 +8,13 @@
  * record) is printed and written to dist/front-vm-transcript.txt.
  */
 import { rmSync, writeFileSync } from "node:fs";
-import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SHELL_PROMPT } from "../../rootfs/manifest";
-import { UpdateInterfaceRequestSchema, UpdateRoutesRequestSchema } from "../../src/gen/agent_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/health_pb";
-import { IPFamily } from "../../src/gen/types_pb";
 import { SERIAL_PORT_NAME } from "../../src/host/vm/qemu-args";
 import { Vm } from "../../src/host/vm/vm";
 import { Code, TtrpcError } from "../../src/ttrpc/codes";
+import { eth0Calls } from "../helpers/front-calls";
 import { type GoCallResult, type GoStep, type GoStepResult, goClient } from "../helpers/go";
 import {
   control,
@@ -119,22 +117,7 @@ async function upstreamRecord(): Promise<UpstreamEvent[]> {
  * payload.
  */
 function oneConnection(): { steps: GoStep[]; size: number } {
-  const iface = toBinary(
-    UpdateInterfaceRequestSchema,
-    create(UpdateInterfaceRequestSchema, {
-      interface: {
-        hwAddr: MAC,
-        name: "eth0",
-        IPAddresses: [{ family: IPFamily.v4, address: "10.23.0.2", mask: "24" }],
-      },
-    }),
-  );
-  const routes = toBinary(
-    UpdateRoutesRequestSchema,
-    create(UpdateRoutesRequestSchema, {
-      routes: { Routes: [{ dest: "10.99.0.0/16", gateway: "10.23.0.1", device: "eth0" }] },
-    }),
-  );
+  const { iface, routes } = eth0Calls(MAC);
   const size = 1 << 20;
   const steps: GoStep[] = [
     { service: "grpc.Health", method: "Check", timeoutMs: 30_000 },
