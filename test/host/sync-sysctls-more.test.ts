@@ -36,6 +36,15 @@ async function inNs(ns: Netns, ...argv: string[]): Promise<string> {
   return r.stdout.trim();
 }
 
+/** Each of `paths` (under /proc/sys) reads the same in the guest as in the pod. */
+async function expectSame(pod: Netns, guest: Guest, paths: readonly string[]): Promise<void> {
+  for (const p of paths) {
+    expect(await inNs(guest.ns, "cat", `/proc/sys/${p}`), p).toBe(
+      await inNs(pod, "cat", `/proc/sys/${p}`),
+    );
+  }
+}
+
 const PATHS = [
   "net/ipv6/conf/eth0/mtu",
   "net/ipv4/fib_multipath_use_neigh",
@@ -50,11 +59,7 @@ it("a link's IPv6 MTU set apart from its MTU, fib_multipath_use_neigh and unix m
   await inNs(pod, "sysctl", "-qw", "net.unix.max_dgram_qlen=757");
   const s = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
   expect(s.code, s.stdout + s.stderr).toBe(0);
-  for (const p of PATHS) {
-    expect(await inNs(guest.ns, "cat", `/proc/sys/${p}`), p).toBe(
-      await inNs(pod, "cat", `/proc/sys/${p}`),
-    );
-  }
+  await expectSame(pod, guest, PATHS);
   expect(await inNs(guest.ns, "cat", "/proc/sys/net/ipv6/conf/eth0/mtu")).toBe("1389");
   expect(await inNs(guest.ns, "cat", "/sys/class/net/eth0/mtu")).toBe("1450");
 });
@@ -76,18 +81,14 @@ it("forwarding on for the namespace, then off on a link: the link's stays off (a
   await inNs(pod, "sysctl", "-qw", "net.ipv6.conf.eth0.forwarding=0");
   const s = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
   expect(s.code, s.stdout + s.stderr).toBe(0);
-  for (const p of [
+  await expectSame(pod, guest, [
     "net/ipv4/ip_forward",
     "net/ipv4/conf/eth0/forwarding",
     "net/ipv4/conf/default/forwarding",
     "net/ipv6/conf/all/forwarding",
     "net/ipv6/conf/eth0/forwarding",
     "net/ipv6/conf/default/forwarding",
-  ]) {
-    expect(await inNs(guest.ns, "cat", `/proc/sys/${p}`), p).toBe(
-      await inNs(pod, "cat", `/proc/sys/${p}`),
-    );
-  }
+  ]);
   expect(await inNs(guest.ns, "cat", "/proc/sys/net/ipv4/conf/eth0/forwarding")).toBe("0");
 });
 
@@ -100,14 +101,10 @@ it("an IPv4 default set, then a link's set back (rp_filter): the link's stays (a
   await inNs(pod, "sysctl", "-qw", "net.ipv4.conf.default.arp_ignore=2");
   const s = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
   expect(s.code, s.stdout + s.stderr).toBe(0);
-  for (const p of [
+  await expectSame(pod, guest, [
     "net/ipv4/conf/default/rp_filter",
     "net/ipv4/conf/eth0/rp_filter",
     "net/ipv4/conf/default/arp_ignore",
     "net/ipv4/conf/eth0/arp_ignore",
-  ]) {
-    expect(await inNs(guest.ns, "cat", `/proc/sys/${p}`), p).toBe(
-      await inNs(pod, "cat", `/proc/sys/${p}`),
-    );
-  }
+  ]);
 });
