@@ -163,17 +163,31 @@ export class IpRunner {
    * routes when one has metrics (their locks: ip-route-reads.ts).
    */
   async readFullState(opts?: IpRunOptions): Promise<Omit<FullState, "sysctls">> {
-    return (await this.readFullAndState(opts)).full;
+    return (await this.readFullDocs(opts)).full;
   }
 
   /**
    * readFullState, and from the same listings what readState gives (its
    * listings are the full read's first three): a host that wants both
-   * pays for one read.
+   * pays for one read. The main-table parse is made only here: the
+   * agent's reads (readFullState) do not pay for it.
    */
   async readFullAndState(
     opts?: IpRunOptions,
   ): Promise<{ full: Omit<FullState, "sysctls">; state: NetState }> {
+    const { docs, full } = await this.readFullDocs(opts);
+    const state = {
+      links: full.links,
+      routes: parseRoutes(docs[1]),
+      neighbors: parseNeighbors(docs[2]),
+    };
+    return { full, state };
+  }
+
+  /** The full read: its listings' documents and the state parsed from them. */
+  private async readFullDocs(
+    opts?: IpRunOptions,
+  ): Promise<{ docs: unknown[]; full: Omit<FullState, "sysctls"> }> {
     const [docs, six] = await Promise.all([
       this.readBatch(FULL_READ, opts),
       readFamily6(this.oneShot, opts?.signal),
@@ -186,12 +200,7 @@ export class IpRunner {
       nexthops: parseNexthops(docs[4], six.nexthops6),
       rules: [...parseRules(docs[5], 4), ...six.rules],
     };
-    const state = {
-      links: parseLinks(docs[0]),
-      routes: parseRoutes(docs[1]),
-      neighbors: parseNeighbors(docs[2]),
-    };
-    return { full, state };
+    return { docs, full };
   }
 
   /**
