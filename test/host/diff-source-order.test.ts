@@ -37,7 +37,7 @@ describe("lookups whose source follows the order of links", () => {
     expect(s.code, s.stdout + s.stderr).toBe(0);
     const d = await p.diff("--probes", "200");
     expect(d.stdout).toMatch(/^lookups that can differ in their source/m);
-    expect(d.stdout).toContain("lookups through net1 (no IPv4 address of its own)");
+    expect(d.stdout).toContain("lookups through net1 (no IPv4 source of its own)");
     // The probes through net1 differ in the source alone: listed, not counted.
     expect(d.stdout).toMatch(/^~ {2}route get \S+ oif net1.*src 10\.2\.0\.2 .*src 10\.3\.0\.2/m);
     expect(d.code, d.stdout + d.stderr).toBe(0);

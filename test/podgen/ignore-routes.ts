@@ -1,8 +1,8 @@
 /**
  * The ignore list's entries about routes, neighbours and lookups
  * (ignore.test.ts runs them): a route's expiry, neighbour entries the
- * kernel learns or makes, lookups through any link-local and from
- * another link's source.
+ * kernel learns or makes, lookups through any link-local (the source's:
+ * ignore-sources.ts).
  */
 import { expect, it } from "vitest";
 import { waitFor } from "../helpers/wait";
@@ -119,39 +119,5 @@ export function lookupEntries(): void {
     // With the interface named, the answer is compared.
     const oif = { args: ["-6", "route", "get", "fe80::1", "oif", "x0"] };
     expect(explained(oif, la, lb, none)).toBeUndefined();
-  });
-
-  it(entry("lookupSourceOtherLink"), async () => {
-    // Links alike in A and B, made in another order; z0 has no IPv4 address.
-    const [a, b, peer] = [await scratch.netns(), await scratch.netns(), await scratch.netns()];
-    const addrs: Record<string, string> = { x0: "10.81.0.2/24", y0: "10.82.0.2/24", z0: "" };
-    for (const [ns, order] of [
-      [a, ["x0", "y0", "z0"]],
-      [b, ["y0", "x0", "z0"]],
-    ] as const) {
-      for (const name of order) {
-        const p = `${ns === a ? "a" : "b"}${name}`;
-        await ipOk("-n", ns, "link", "add", name, "type", "veth", "peer", "name", p, "netns", peer);
-        await ipOk("-n", peer, "link", "set", p, "up");
-        await ipOk("-n", ns, "link", "set", name, "up");
-        if (addrs[name]) await ipOk("-n", ns, "addr", "add", addrs[name] as string, "dev", name);
-      }
-    }
-    const probe = { args: ["route", "get", "10.9.9.9", "oif", "z0"] };
-    const [la, lb] = [await lookup(a, probe), await lookup(b, probe)];
-    expect([la, lb]).toEqual([
-      "type unicast dev z0 prefsrc 10.81.0.2",
-      "type unicast dev z0 prefsrc 10.82.0.2",
-    ]);
-    const none = { pod: new Map(), guest: new Map() };
-    const families = new Map([
-      ["x0", new Set(["inet"])],
-      ["y0", new Set(["inet"])],
-      ["z0", new Set<string>()],
-    ]);
-    expect(explained(probe, la, lb, none, families)).toBe("lookupSourceOtherLink");
-    // Through a link with an address of its own, the source is compared.
-    const x0 = { args: ["route", "get", "10.9.9.9", "oif", "x0"] };
-    expect(explained(x0, la, lb, none, families)).toBeUndefined();
   });
 }

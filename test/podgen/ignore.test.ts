@@ -3,7 +3,7 @@
  * carry the same configuration still differ in the ignored field (or the
  * kernel makes the ignored object by itself), and the comparison does not
  * report it. The entries' tests are in ignore-links.ts,
- * ignore-addresses.ts and ignore-routes.ts; a last test checks every entry
+ * ignore-addresses.ts, ignore-routes.ts and ignore-sources.ts; a last test checks every entry
  * has its test.
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -12,6 +12,7 @@ import { addressEntries, kernelLinkLocalEntries } from "./ignore-addresses";
 import { scratch, tested } from "./ignore-helpers";
 import { carrierEntries, linkEntries } from "./ignore-links";
 import { lookupEntries, routeAndNeighbourEntries } from "./ignore-routes";
+import { sourceEntries } from "./ignore-sources";
 
 afterAll(() => scratch.removeAll());
 
@@ -22,6 +23,7 @@ describe.concurrent("the ignore list, entry by entry", () => {
   routeAndNeighbourEntries();
   carrierEntries();
   lookupEntries();
+  sourceEntries();
 
   it("every entry of the ignore list has its test above", () => {
     expect(tested.sort()).toEqual(Object.keys(IGNORED).sort());

@@ -131,8 +131,13 @@ export const IGNORED = {
   },
   lookupSourceOtherLink: {
     kind: "lookup",
-    what: "the preferred source of a lookup with oif X where the pod's X has no address of that family (the rest of the answer compared)",
-    why: "the kernel then takes a source from the other links in their index order, which is the order the links were made: the guest's NICs are the hypervisor's, its tun devices the agent's, made after them",
+    what: "the preferred source of a lookup when both sides' are what the kernel picks by the order of links (the rest of the answer compared): IPv4 through a link with no primary address of global scope (oif net1 without IPv4, oif lo), each the first primary address not of link or host scope of another link; IPv6, each on another link than the answer's, the two equal under every rule of the kernel's ranking",
+    why: "the kernel takes the source of the first link in the order the links were made: the guest's NICs are the hypervisor's, its tun devices the agent's, made after them",
+  },
+  lookupSourceMultipathHop: {
+    kind: "lookup",
+    what: "the preferred source of a lookup through a hop of an IPv6 multipath route other than its first, the guest's the route's listed source (or none, for an input lookup), the pod's one of its addresses or none",
+    why: "a hop appended with `ip -6 route append` keeps its own source or none; the listings show the first hop's for the whole route, so a mirror gives every hop that one",
   },
   lookupKernelLinkLocalSource: {
     kind: "lookup",

@@ -5,9 +5,13 @@
  * same multipath hash seed first (it is random per netns otherwise, and then
  * the hop a lookup picks of a multipath route differs for no fault of the
  * mirror); this is done after the complete comparison, so it is never part
- * of what is compared.
+ * of what is compared. Two answers differing in their source alone are
+ * judged by diff's own judge (src/host/compare/source-order.ts), so the
+ * two never excuse different things.
  */
 import { existsSync } from "node:fs";
+import { type SourceEntry, sourceByOrder } from "../../src/host/compare/source-order";
+import type { SourceRead } from "../../src/host/compare/source-question";
 import { run } from "../helpers/process";
 import { isKernelLinkLocal } from "./ignore";
 import type { Probe } from "./probes";
@@ -19,7 +23,7 @@ export interface LookupResult {
   /** The same answer, or a difference an entry of the ignore list explains (`legit`). */
   agree: boolean;
   /** The entry of the ignore list that explains a different answer. */
-  legit?: "lookupLinkLocalAnyLink" | "lookupCarrierOnly" | "lookupSourceOtherLink";
+  legit?: "lookupLinkLocalAnyLink" | "lookupCarrierOnly" | SourceEntry;
 }
 
 const HASH_SEED = "net.ipv4.fib_multipath_hash_seed";
@@ -62,16 +66,6 @@ async function carrierByName(ns: string): Promise<Map<string, boolean>> {
   return new Map(links.map((l) => [l.ifname, (l.flags ?? []).includes("LOWER_UP")]));
 }
 
-/** Each link's name to the families it has an address of ("inet", "inet6"). */
-async function familiesByName(ns: string): Promise<Map<string, Set<string>>> {
-  const r = await run("ip", ["-n", ns, "-j", "addr", "show"]);
-  const links = JSON.parse(r.stdout || "[]") as {
-    ifname: string;
-    addr_info?: { family: string }[];
-  }[];
-  return new Map(links.map((l) => [l.ifname, new Set((l.addr_info ?? []).map((a) => a.family))]));
-}
-
 /** The answer without its preferred source. */
 const withoutSource = (answer: string) => answer.replace(/(^| )prefsrc \S+/, "");
 
@@ -79,26 +73,39 @@ const field = (answer: string, name: string) =>
   new RegExp(`(?:^| )${name} (\\S+)`).exec(answer)?.[1];
 
 /**
+ * The entry of the ignore list that explains two answers differing in
+ * their source alone (IGNORED.lookupSourceOtherLink,
+ * lookupSourceMultipathHop): diff's own judge, given the pod's read.
+ */
+function sourceExplained(probe: Probe, pod: string, guest: string, read: SourceRead) {
+  if (pod.startsWith("error") || withoutSource(pod) !== withoutSource(guest)) return undefined;
+  return sourceByOrder(
+    {
+      to: probe.args[probe.args.indexOf("get") + 1] ?? "",
+      input: probe.args.includes("iif"),
+      dev: field(pod, "dev") ?? "",
+      gateway: field(pod, "gateway"),
+      table: field(pod, "table"),
+      pod: field(pod, "prefsrc"),
+      guest: field(guest, "prefsrc"),
+    },
+    read,
+  );
+}
+
+/**
  * Which entry of the ignore list explains two different answers, if one
- * does (IGNORED.lookupLinkLocalAnyLink, lookupCarrierOnly).
+ * does (IGNORED.lookupLinkLocalAnyLink, lookupCarrierOnly, and the source's).
  */
 export function explained(
   probe: Probe,
   pod: string,
   guest: string,
   carrier: { pod: ReadonlyMap<string, boolean>; guest: ReadonlyMap<string, boolean> },
-  families?: ReadonlyMap<string, ReadonlySet<string>>,
+  read?: SourceRead,
 ): LookupResult["legit"] {
-  const oif = probe.args[probe.args.indexOf("oif") + 1];
-  const family = probe.args.includes("-6") ? "inet6" : "inet";
-  if (
-    probe.args.includes("oif") &&
-    oif !== undefined &&
-    families !== undefined &&
-    !families.get(oif)?.has(family) &&
-    withoutSource(pod) === withoutSource(guest)
-  )
-    return "lookupSourceOtherLink";
+  const source = read && sourceExplained(probe, pod, guest, read);
+  if (source) return source;
   const to = probe.args[probe.args.indexOf("get") + 1] ?? "";
   const anyLink = /^(fe[89ab]|ff)/i.test(to) && !probe.args.includes("oif");
   const same = (k: string) => field(pod, k) === field(guest, k);
@@ -117,19 +124,20 @@ export function explained(
   return undefined;
 }
 
+/** The lookups of `probes` in both netns, judged; `podRead` is the pod's complete read. */
 export async function runLookups(
   pod: string,
   guest: string,
   probes: Probe[],
+  podRead: SourceRead,
 ): Promise<LookupResult[]> {
   await sameHashSeed(pod, guest);
   const carrier = { pod: await carrierByName(pod), guest: await carrierByName(guest) };
-  const families = await familiesByName(pod);
   const out: LookupResult[] = [];
   for (const probe of probes) {
     const a = await lookup(pod, probe);
     const b = await lookup(guest, probe);
-    const legit = a === b ? undefined : explained(probe, a, b, carrier, families);
+    const legit = a === b ? undefined : explained(probe, a, b, carrier, podRead);
     out.push({
       probe,
       pod: a,

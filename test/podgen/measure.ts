@@ -65,7 +65,7 @@ export async function measureSeed(seed: number, probes: number): Promise<SeedRes
     }
     // An IPv6 address still in DAD has no local route yet: lookups wait for both sides'.
     await dadOver([built.pod, guest]);
-    const lookups = await runLookups(built.pod, guest, makeProbes(podRead, seed, probes));
+    const lookups = await runLookups(built.pod, guest, makeProbes(podRead, seed, probes), podRead);
     const mirrored = differences.length === 0;
     return {
       seed,

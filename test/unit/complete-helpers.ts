@@ -15,3 +15,13 @@ export function emptyRead(more: Partial<CompleteRead> = {}): CompleteRead {
     ...more,
   };
 }
+
+/** An IPv6 default route of `route show`'s shape, one hop per gateway on `dev`, listed with `prefsrc`. */
+export function multipath6(prefsrc: string, dev: string, ...gateways: string[]) {
+  return {
+    family: "inet6",
+    dst: "default",
+    prefsrc,
+    nexthops: gateways.map((gateway) => ({ gateway, dev })),
+  };
+}

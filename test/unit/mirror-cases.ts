@@ -380,5 +380,6 @@ export const CASES: Record<keyof typeof MIRROR_DIFFERENCES, Case> = {
   },
   lookupCache: { pod: {}, guest: {}, near: {} },
   lookupSourceOtherLink: { pod: {}, guest: {}, near: {} },
+  lookupSourceMultipathHop: { pod: {}, guest: {}, near: {} },
   lookupKernelLinkLocalSource: { pod: {}, guest: {}, near: {} },
 };

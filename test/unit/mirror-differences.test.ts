@@ -15,7 +15,7 @@ import type { CompleteRead } from "../../src/host/compare/complete-read";
 import { sameDecision } from "../../src/host/compare/lookup-compare";
 import { MIRROR_DIFFERENCES } from "../../src/host/compare/mirror-differences";
 import { sourceAloneDiffers, sourceOrderNotes } from "../../src/host/compare/source-order";
-import { emptyRead } from "./complete-helpers";
+import { emptyRead, multipath6 } from "./complete-helpers";
 import { CASES, veth } from "./mirror-cases";
 
 describe("MIRROR_DIFFERENCES", () => {
@@ -68,21 +68,33 @@ describe("routeCarrierOnly", () => {
   });
 });
 
-describe("lookupSourceOtherLink", () => {
+describe("lookupSourceOtherLink, lookupSourceMultipathHop (the judge: source-order.test.ts)", () => {
   const pod = emptyRead({
     links: [
       { ...veth, ifname: "eth0" },
       { ...veth, ifname: "net1", address: "02:00:00:00:00:02" },
+      { ...veth, ifname: "eth2", address: "02:00:00:00:00:03" },
     ],
     addresses: [
-      { ifname: "eth0", addr_info: [{ family: "inet", local: "10.1.0.2", prefixlen: 24 }] },
-      { ifname: "net1", addr_info: [{ family: "inet6", local: "fd00::2", prefixlen: 64 }] },
+      {
+        ifname: "eth0",
+        addr_info: [{ family: "inet", local: "10.1.0.2", prefixlen: 24, scope: "global" }],
+      },
+      {
+        ifname: "net1",
+        addr_info: [{ family: "inet6", local: "fd00::2", prefixlen: 64, scope: "global" }],
+      },
+      {
+        ifname: "eth2",
+        addr_info: [{ family: "inet", local: "10.2.0.2", prefixlen: 24, scope: "global" }],
+      },
     ],
+    routes: [multipath6("fd00::2", "net1", "fd00::1", "fe80::1")],
   });
-  const spec = (oif: string) => ({
-    to: "10.9.9.9",
+  const spec = (oif: string, to = "10.9.9.9", iif = "") => ({
+    to,
     from: "",
-    iif: "",
+    iif,
     oif,
     mark: 0,
     ipproto: 0,
@@ -91,26 +103,50 @@ describe("lookupSourceOtherLink", () => {
     uid: 0,
     tos: 0,
   });
-  const at = (prefsrc: string, dev = "net1") => ({
-    route: { type: "unicast", dst: "10.9.9.9", dev, prefsrc, table: "main", flags: [], uid: 0 },
+  const at = (prefsrc: string | undefined, dev = "net1", more: Record<string, unknown> = {}) => ({
+    route: {
+      type: "unicast",
+      dst: "10.9.9.9",
+      dev,
+      prefsrc,
+      table: "main",
+      flags: [],
+      uid: 0,
+      ...more,
+    },
   });
 
-  it("names the pod's links without an address of a family another link has", () => {
+  it("names the pod's links without a source of a family another link has", () => {
     expect(sourceOrderNotes(pod)).toEqual([
-      "lookups through net1 (no IPv4 address of its own) take their IPv4 source from another link, the first in the order the links were made, which in the guest is the hypervisor's: they can differ in the source",
-      "lookups through eth0 (no IPv6 address of its own) take their IPv6 source from another link, the first in the order the links were made, which in the guest is the hypervisor's: they can differ in the source",
+      "lookups through net1 (no IPv4 source of its own) take their IPv4 source from another link, the first in the order the links were made, which in the guest is the hypervisor's: they can differ in the source",
+      "lookups through eth0 (no IPv6 source of its own) take their IPv6 source from another link, the first in the order the links were made, which in the guest is the hypervisor's: they can differ in the source",
+      "lookups through eth2 (no IPv6 source of its own) take their IPv6 source from another link, the first in the order the links were made, which in the guest is the hypervisor's: they can differ in the source",
     ]);
   });
 
-  it("a lookup through such a link differing in the source alone; anything else is compared", () => {
+  it("a lookup through such a link differing in the source alone, between two other links' first addresses; anything else is compared", () => {
     expect(sourceAloneDiffers(spec("net1"), at("10.1.0.2"), at("10.2.0.2"), pod)).toBe(true);
+    // A source the pod does not have is compared.
+    expect(sourceAloneDiffers(spec("net1"), at("10.1.0.2"), at("10.3.0.2"), pod)).toBe(false);
     // Through a link with an address of its own, the source is compared.
-    expect(sourceAloneDiffers(spec("eth0"), at("10.1.0.2"), at("10.2.0.2"), pod)).toBe(false);
-    // Without oif, and with another device, compared.
-    expect(sourceAloneDiffers(spec(""), at("10.1.0.2"), at("10.2.0.2"), pod)).toBe(false);
+    expect(
+      sourceAloneDiffers(spec("eth0"), at("10.1.0.2", "eth0"), at("10.2.0.2", "eth0"), pod),
+    ).toBe(false);
+    // With another device, compared.
     expect(sourceAloneDiffers(spec("net1"), at("10.1.0.2"), at("10.2.0.2", "eth0"), pod)).toBe(
       false,
     );
+  });
+
+  it("an input lookup through the appended hop of an IPv6 multipath route: the route's listed source or none", () => {
+    const hop = (prefsrc: string | undefined) =>
+      at(prefsrc, "net1", { dst: "::1", gateway: "fe80::1", iif: "net1" });
+    const lookup = spec("", "::1", "net1");
+    expect(sourceAloneDiffers(lookup, hop(undefined), hop("fd00::2"), pod)).toBe(true);
+    expect(sourceAloneDiffers(lookup, hop(undefined), hop("fd00::9"), pod)).toBe(false);
+    const first = (prefsrc: string | undefined) =>
+      at(prefsrc, "net1", { dst: "::1", gateway: "fd00::1", iif: "net1" });
+    expect(sourceAloneDiffers(lookup, first(undefined), first("fd00::2"), pod)).toBe(false);
   });
 });
 

@@ -85,13 +85,13 @@ export function carrierSection(findings: readonly Finding[]): Section {
 
 /**
  * The lookups that can differ in their source (MIRROR_DIFFERENCES
- * .lookupSourceOtherLink): the pod's links that make them, and those of the
- * probes that did. Named, not counted.
+ * .lookupSourceOtherLink, .lookupSourceMultipathHop): the pod's links that
+ * make them, and those of the probes that did. Named, not counted.
  */
 export function sourceOrderSection(notes: readonly string[], p?: ProbesOutcome): Section {
   return {
     title:
-      "lookups that can differ in their source (the order of links; not counted: see diff --help)",
+      "lookups that can differ in their source (the order of links, a multipath hop's own; not counted: see diff --help)",
     rows: [
       ...notes.map((n) => ({ mark: "=" as const, pod: n, guest: "" })),
       ...(p?.sourceOnly ?? []).map((d) => ({

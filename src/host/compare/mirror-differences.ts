@@ -167,8 +167,13 @@ export const MIRROR_DIFFERENCES = {
   },
   lookupSourceOtherLink: {
     kind: "lookup",
-    what: "the preferred source of a lookup through a link the pod has no address of its family on (route get X oif net1, net1 without IPv4), the rest of its answer compared; diff names such links",
-    why: "the kernel then takes the source from another link, the first in the order the links were made: the guest's NICs are in the hypervisor's order, its tun devices made by the agent after them, neither of which sync decides",
+    what: "the preferred source of a lookup when the two sides' sources are both what the kernel's rule picks by the order of links (the rest of its answer compared): IPv4 through a link with no primary address of global scope (route get X oif net1, net1 without IPv4; oif lo), each side's source the first primary address, not of link or host scope, of another link; IPv6, each side's source on another link than the answer's, the two equal under every rule of the kernel's ranking (scope, deprecated, home, label, temporary, shared prefix); diff names the links without a source of their own",
+    why: "the kernel then takes the source of the first link in the order the links were made: the guest's NICs are in the hypervisor's order, its tun devices made by the agent after them, neither of which sync decides",
+  },
+  lookupSourceMultipathHop: {
+    kind: "lookup",
+    what: "the preferred source of a lookup through a hop of an IPv6 multipath route other than its first, where the guest's is the source the route is listed with (none, for an input lookup of a route listed without) and the pod's one of its own addresses or none",
+    why: "a hop appended to an IPv6 route (ip -6 route append) keeps a source of its own, or none; every listing of the route shows the first hop's for the whole route, so a mirror gives every hop that one",
   },
   lookupKernelLinkLocalSource: {
     kind: "lookup",
