@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { run } from "../helpers/process";
+import { waitFor } from "../helpers/wait";
 import { pairsPerTest } from "./complete-helpers";
 import type { Netns } from "./helpers";
 
@@ -41,6 +42,25 @@ async function ipv6(ns: Netns, dev: string): Promise<string[]> {
     ...addrs.flatMap((l) => (l.addr_info ?? []).map((a) => `addr ${a.local}/${a.prefixlen}`)),
     ...routes.map((r) => `route ${r.type ?? "unicast"} ${r.dst} ${r.table ?? "main"}`),
   ].sort();
+}
+
+/**
+ * Writes `dev`'s stable_secret (which sets addr_gen_mode 2; the mode without a secret is
+ * EINVAL) with the link down: the kernel makes a link-local when it sees the carrier, and
+ * whether that came before the write (an EUI-64 one) must not be left to chance. Returns
+ * once the link's one link-local is made, stable-privacy, past detection: settled.
+ */
+async function stableSecret(ns: Netns, dev: string, secret: string): Promise<void> {
+  await ns.ip("link", "set", dev, "down");
+  await sysctl(ns, `net.ipv6.conf.${dev}.stable_secret=${secret}`);
+  await ns.ip("link", "set", dev, "up");
+  await waitFor(
+    async () => {
+      const text = await ns.ip("-6", "addr", "show", "dev", dev);
+      return /inet6 fe80:.*stable-privacy/.test(text) && !text.includes("tentative");
+    },
+    { what: `${dev}'s stable-privacy link-local past duplicate address detection` },
+  );
 }
 
 describe("the kernel's own consequences of a step", () => {
@@ -131,8 +151,7 @@ describe("the kernel's own consequences of a step", () => {
 
   it("a link's stable_secret (addr_gen_mode 2, stable privacy): mirrored, and the guest's link-local is the pod's", async () => {
     const p = await pair();
-    // Writing the secret sets the mode; addr_gen_mode 2 without a secret is EINVAL.
-    await sysctl(p.pod, "net.ipv6.conf.eth0.stable_secret=2001:db8:1:2:3:4:5:6");
+    await stableSecret(p.pod, "eth0", "2001:db8:1:2:3:4:5:6");
     await p.pod.ip("addr", "add", "10.1.0.2/24", "dev", "eth0");
     const s = await p.sync();
     expect(s.code, s.stdout + s.stderr).toBe(0);

@@ -3,14 +3,16 @@
  * routes of every table, rules of both families, permanent neighbours, and
  * the allowed sysctls (src/net/sysctl/sysctl-keys.ts) whose value differs from
  * what a fresh namespace on this host has. The defaults come from a
- * throwaway namespace (`unshare --net`: made for one `sysctl` process and
- * gone with it). Values are read with procps `sysctl` run inside the
- * namespace, since /proc/sys/net shows the reader's own namespace.
+ * throwaway namespace (`unshare --net`: made for one `grep` process and
+ * gone with it). Values are read by a `grep` over /proc/sys/net run inside
+ * the namespace, since /proc/sys/net shows the reader's own namespace
+ * (src/net/sysctl/sysctl-grep.ts, the complete comparison's read too).
  */
 
 import { IpRunner } from "../../net/iproute/ip-runner";
 import type { FullState, Sysctl } from "../../net/model/full-state";
 import type { NetState } from "../../net/model/model";
+import { readFreshSysctlTree, readNetnsSysctlTree } from "../../net/sysctl/sysctl-grep";
 import {
   DERIVED,
   normaliseSysctlValue,
@@ -20,8 +22,6 @@ import {
   UNREADABLE_UNTIL_SET,
 } from "../../net/sysctl/sysctl-keys";
 import { isManagedLink, LOOPBACK } from "../../net/vocabulary/links";
-import { commandArgv } from "../../process/command";
-import { runProcess } from "../../process/run-process";
 
 /** Keys whose default the kernel sizes by the machine's memory: a guest's differ by design. */
 const MEMORY_SIZED = new Set([
@@ -37,49 +37,38 @@ export interface PodFullState extends Omit<FullState, "sysctls"> {
   allSysctls: Map<string, string>;
 }
 
-/** Parses `sysctl -a` output ("key = value" lines). */
-function parseSysctlDump(text: string): Map<string, string> {
+/**
+ * Leaves procps sysctl(8) leaves out of `sysctl -a` as deprecated: each is
+ * its `_ms` twin in other units, and writing both could undo the finer one.
+ */
+const DEPRECATED_LEAVES = new Set(["base_reachable_time", "retrans_time"]);
+
+/**
+ * Files below /proc/sys/net (sysctl-grep.ts: path to content) by their
+ * sysctl(8) key: "ipv4/conf/eth0.5/rp_filter" is "net.ipv4.conf.eth0/5.rp_filter".
+ */
+export function sysctlKeys(tree: ReadonlyMap<string, string>): Map<string, string> {
   const out = new Map<string, string>();
-  for (const line of text.split("\n")) {
-    const i = line.indexOf(" = ");
-    if (i > 0) out.set(line.slice(0, i), line.slice(i + 3));
+  for (const [path, value] of tree) {
+    const parts = path.split("/");
+    if (DEPRECATED_LEAVES.has(parts[parts.length - 1] as string)) continue;
+    out.set(`net.${parts.map(sysctlPart).join(".")}`, value);
   }
   return out;
 }
 
-/** How long one `sysctl -a` may run (it reads a few hundred files) before it is killed. */
-const SYSCTL_READ_MS = 30_000;
-
-async function runText(argv: string[], netns?: string): Promise<string> {
-  const command = netns === undefined ? { argv } : { argv, netns };
-  const { stop, stdout, stderr } = await runProcess({ ...command, timeoutMs: SYSCTL_READ_MS });
-  const what = commandArgv(command).join(" ");
-  if (stop.kind === "not-started") throw new Error(`${what}: ${stop.error.message}`);
-  if (stop.kind === "timed-out") {
-    throw new Error(`${what}: killed (SIGKILL) after ${stop.ms} ms without finishing`);
-  }
-  if (stop.kind !== "exited") throw new Error(`${what}: stopped (${stop.kind})`);
-  const out = new TextDecoder().decode(stdout);
-  // sysctl -a exits non-zero when a key refuses reads (stable_secret): the rest is good.
-  if (stop.code !== 0 && out === "") {
-    throw new Error(`${what}: ${stderr.trim() || `exit ${stop.code}`}`);
-  }
-  return out;
-}
-
-const DUMP = ["sysctl", "-a", "-r", "^net\\."];
-
-/** The net.* sysctls of a namespace (a name under /run/netns or a path). */
+/**
+ * The net.* sysctls of a namespace (a name under /run/netns or a path):
+ * one `grep` over its /proc/sys/net, a fraction of `sysctl -a`'s cost
+ * (bench/README.md).
+ */
 async function readNetnsSysctls(netns: string): Promise<Map<string, string>> {
-  return parseSysctlDump(await runText(DUMP, netns));
+  return sysctlKeys(await readNetnsSysctlTree(netns));
 }
 
-let defaultsCache: Promise<Map<string, string>> | undefined;
-
-/** The net.* sysctls of a fresh namespace on this host (read once per process). */
-export function readFreshDefaults(): Promise<Map<string, string>> {
-  defaultsCache ??= runText(["unshare", "--net", "--", ...DUMP]).then(parseSysctlDump);
-  return defaultsCache;
+/** The net.* sysctls of a fresh namespace on this host (read once per process, as the complete comparison's). */
+export async function readFreshDefaults(): Promise<Map<string, string>> {
+  return sysctlKeys(await readFreshSysctlTree());
 }
 
 /**
