@@ -18,7 +18,9 @@ import { guestDecisions, podDecisions } from "./lookups-both";
 import { drawProbes } from "./probes";
 import { sourceAloneDiffers, sourceOrderNotes } from "./source-order";
 import {
+  inDetection,
   TENTATIVE_WAIT_MS,
+  type Unusable,
   type UsableWait,
   unusableInGuest,
   waitUntilUsable,
@@ -34,11 +36,22 @@ export interface CompleteComparison {
   sourceOrder: string[];
   /** The wait for the guest's tentative addresses; `still` as the complete reads found it. */
   usable: UsableWait;
+  /** What the complete reads show in duplicate address detection (usable-addresses.ts inDetection), either side. */
+  detecting: Unusable[];
   /** Findings, disagreeing lookups and addresses still tentative. */
   differences: number;
 }
 
 export class NoCompleteRead extends Error {}
+
+/**
+ * For `waited`: no look at the addresses before the complete reads, whose
+ * own address listings then say what is tentative (`usable.still`,
+ * `detecting`), for a caller that waits only when they show it is needed.
+ */
+export function notWaited(): UsableWait {
+  return { waitedMs: 0, waitedFor: [], still: [] };
+}
 
 export async function compareBoth(
   client: AgentClient,
@@ -49,7 +62,10 @@ export async function compareBoth(
     timeoutMs: number;
     /** The longest wait for tentative addresses (TENTATIVE_WAIT_MS; 0: look once). */
     tentativeWaitMs?: number;
-    /** The caller waited already (its outcome): no wait, no read of the addresses here. */
+    /**
+     * The caller waited already (its outcome), or chose not to
+     * ({@link notWaited}): no wait, no read of the addresses here.
+     */
     waited?: UsableWait;
   },
 ): Promise<CompleteComparison> {
@@ -74,9 +90,11 @@ export async function compareBoth(
   const carrier = all.filter((f) => f.carrier);
   // The verdict rests on these reads: what they show tentative counts.
   const usable = { ...waited, still: unusableInGuest(pod.addresses, guest.addresses) };
+  const detecting = inDetection(pod.addresses, guest.addresses);
   const counted = findings.length + usable.still.length;
   const sourceOrder = sourceOrderNotes(pod);
-  if (opts.probes === 0) return { findings, carrier, sourceOrder, usable, differences: counted };
+  if (opts.probes === 0)
+    return { findings, carrier, sourceOrder, usable, detecting, differences: counted };
   const lookups = drawProbes(pod, opts.probes);
   const [p, g] = await Promise.all([
     podDecisions(opts.netns, lookups),
@@ -100,6 +118,7 @@ export async function compareBoth(
     probes: { asked: lookups.length, disagreements, tentative, sourceOnly },
     sourceOrder,
     usable,
+    detecting,
     differences: counted + disagreements.length,
   };
 }

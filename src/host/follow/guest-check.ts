@@ -8,15 +8,15 @@
  * follows a change by up to a second, so findings are read again after a
  * pause before they count, as sync's own check does (sync-verify.ts).
  * The guest's addresses tentative where the pod's are not are waited for
- * (at most TENTATIVE_WAIT_MS after a sync, before the comparison takes its
- * node-wide slot) and count while they last: an equal guest can use every
- * address its pod can.
+ * when a comparison's reads show them (at most TENTATIVE_WAIT_MS after a
+ * sync, outside the node-wide slot, then compared again) and count while
+ * they last: an equal guest can use every address its pod can.
  * Before the first sync, one Get first: a guest lacking the pod's
  * addresses is not equal, and needs no complete read to say so.
  */
 import type { AgentClient } from "../../client/client";
 import type { State } from "../../gen/network_pb";
-import { compareBoth, NoCompleteRead } from "../compare/complete-compare";
+import { compareBoth, NoCompleteRead, notWaited } from "../compare/complete-compare";
 import { readAddressesBoth } from "../compare/complete-sources";
 import { TENTATIVE_WAIT_MS, type UsableWait, waitUntilUsable } from "../compare/usable-addresses";
 import { probeNetwork } from "../sync/drive-state";
@@ -61,17 +61,22 @@ async function missingAddresses(
   return { missing, guest };
 }
 
-/** One comparison: its differences, one line each. */
+/**
+ * One comparison: its differences, one line each; and whether its reads
+ * show addresses a wait would see usable (in detection on either side, or
+ * the guest's tentative where the pod's are not), as a wait before it
+ * would have waited for.
+ */
 async function compareOnce(
   client: AgentClient,
   pod: PodState,
   opts: { netns: string; label: string; timeoutMs: number; waited: UsableWait | undefined },
-): Promise<string[]> {
-  // Without `waited`: one look at the addresses, no wait.
-  const { findings, usable } = await compareBoth(client, {
+): Promise<{ differences: string[]; waitFor: boolean }> {
+  // Without `waited`: the complete reads alone say what is tentative.
+  const { findings, usable, detecting } = await compareBoth(client, {
     ...opts,
     probes: 0,
-    tentativeWaitMs: 0,
+    waited: opts.waited ?? notWaited(),
   });
   const out = [...findings.map(findingText), ...usable.still.map(stillTentativeText)];
   if (pod.rules !== undefined) {
@@ -83,7 +88,8 @@ async function compareOnce(
       );
     }
   }
-  return out;
+  const waitFor = detecting.length > 0 || usable.still.some((u) => !u.dadFailed);
+  return { differences: out, waitFor };
 }
 
 /**
@@ -106,25 +112,34 @@ export async function checkGuest(
   }
   let differences: string[] = [];
   const reads = opts.settle ? VERIFY_READS : 1;
-  // Only after a sync: before the first a difference only means a sync is sent. Outside
-  // the slot: the wait polls one cheap listing, and a guest in detection for a second
-  // must not hold back other sandboxes' complete comparisons meanwhile. The first
-  // comparison takes the wait's outcome instead of reading the addresses again.
-  let waited = opts.settle
-    ? await waitUntilUsable(() => readAddressesBoth(client, opts.netns, opts.timeoutMs), {
-        limitMs: TENTATIVE_WAIT_MS,
-      })
-    : undefined;
-  for (let read = 1; read <= reads; read++) {
+  let waited: UsableWait | undefined;
+  let waitedOnce = false;
+  for (let read = 1; ; ) {
+    let once: { differences: string[]; waitFor: boolean };
     try {
-      const once = { ...opts, waited };
-      differences = await slot(() => compareOnce(client, pod, once));
+      const args = { ...opts, waited };
+      once = await slot(() => compareOnce(client, pod, args));
       waited = undefined;
     } catch (err) {
       if (err instanceof NoCompleteRead) return { unchecked: err.message };
       throw err;
     }
-    if (differences.length === 0 || read === reads) break;
+    // Only after a sync (before the first a difference only means a sync is sent), once:
+    // addresses the reads show in detection are waited for, outside the slot (the wait
+    // polls one cheap listing, and a guest in detection for a second must not hold back
+    // other sandboxes' comparisons meanwhile), and the comparison is made again with the
+    // wait's outcome, as if the wait had come first. Most syncs leave nothing in detection
+    // (the agent adds IPv6 addresses with nodad) and pay no wait and no extra read.
+    if (opts.settle && once.waitFor && !waitedOnce) {
+      waitedOnce = true;
+      waited = await waitUntilUsable(() => readAddressesBoth(client, opts.netns, opts.timeoutMs), {
+        limitMs: TENTATIVE_WAIT_MS,
+      });
+      continue;
+    }
+    differences = once.differences;
+    if (differences.length === 0 || read >= reads) break;
+    read++;
     await Bun.sleep(VERIFY_PAUSE_MS);
   }
   return { differences };

@@ -120,13 +120,17 @@ export function requestsFromState(state: NetState): SyncRequests {
   };
 }
 
+/** A pod's requests and whole state from one read, and whether a link of it was not yet ready. */
+export interface PodBoth {
+  requests: SyncRequests;
+  full: PodFullState;
+  awaitingReady: boolean;
+}
+
 /** The pod's requests and its whole state, from one read of its namespace. */
-export async function readPodBoth(
-  netns: string,
-  ipBinary?: string,
-): Promise<{ requests: SyncRequests; full: PodFullState }> {
-  const { full, net } = await readPodWhole(netns, ipBinary);
-  return { requests: requestsFromState(net), full };
+export async function readPodBoth(netns: string, ipBinary?: string): Promise<PodBoth> {
+  const { full, net, awaitingReady } = await readPodWhole(netns, ipBinary);
+  return { requests: requestsFromState(net), full, awaitingReady };
 }
 
 /** Reads the pod namespace `netns` (a resolved name or path) into requests. */

@@ -163,18 +163,23 @@ export async function readPodFullState(netns: string, ipBinary?: string): Promis
 
 /**
  * The pod's whole state and, from the same listings, its links, main-table
- * routes and neighbours as readPodRequests reads them (one read for both).
+ * routes and neighbours as readPodRequests reads them (one read for both);
+ * `awaitingReady` when a link of the read is not yet ready (link-ready.ts).
  */
 export async function readPodWhole(
   netns: string,
   ipBinary?: string,
-): Promise<{ full: PodFullState; net: NetState }> {
+): Promise<{ full: PodFullState; net: NetState; awaitingReady: boolean }> {
   const [both, values, fresh] = await Promise.all([
     new IpRunner({ binary: ipBinary, netns }).readFullAndState(),
     readNetnsSysctls(netns),
     readFreshDefaults(),
   ]);
-  return { full: withSysctls(both.full, values, fresh), net: both.state };
+  return {
+    full: withSysctls(both.full, values, fresh),
+    net: both.state,
+    awaitingReady: both.awaitingReady,
+  };
 }
 
 function withSysctls(

@@ -44,23 +44,34 @@ export async function readPodState(
     netns?: string;
     read(): Promise<SyncRequests>;
     readState?: () => Promise<PodFullState>;
-    /** Both at once, from one read (taken instead of the two when the whole state is wanted). */
-    readBoth?: () => Promise<{ requests: SyncRequests; full: PodFullState }>;
+    /**
+     * Both at once, from one read (taken instead of the two when the whole
+     * state is wanted), and whether a link of that read was not yet ready.
+     */
+    readBoth?: () => Promise<{
+      requests: SyncRequests;
+      full: PodFullState;
+      awaitingReady?: boolean;
+    }>;
   },
   options: { full?: boolean } = {},
 ): Promise<PodState> {
+  if (source.netns === undefined) return { requests: await source.read() };
+  const netns = source.netns;
   // A pod read while a link of it that just came up is not yet ready
   // lacks the link-local and fe80::/64 route the kernel makes a moment
   // later: the guest mirrored from it would differ from the pod at once.
-  // Best effort: a pod that cannot be read is named by the read below.
-  if (source.netns !== undefined)
-    await waitLinksReady(new IpRunner({ netns: source.netns })).catch(() => undefined);
-  if (source.netns === undefined) return { requests: await source.read() };
-  const netns = source.netns;
+  // Best effort: a pod that cannot be read is named by the read after.
+  const linksReady = () => waitLinksReady(new IpRunner({ netns })).catch(() => undefined);
   if (options.full && source.readBoth) {
-    const [both, rules] = await allInOrder([source.readBoth(), readPodRules(netns)]);
+    const readBoth = source.readBoth;
+    const [first, rules] = await allInOrder([readBoth(), readPodRules(netns)]);
+    // The read says whether a link awaits readiness: waited for, and read
+    // again, only then (no read of the links before every read).
+    const both = first.awaitingReady ? await linksReady().then(readBoth) : first;
     return { requests: both.requests, rules, full: both.full };
   }
+  await linksReady();
   // Three reads of one namespace, each its own processes: at once.
   const [requests, full, rules] = await allInOrder([
     source.read(),

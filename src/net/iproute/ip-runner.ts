@@ -21,6 +21,7 @@ import { type IpLimits, IpOneShot } from "./ip-one-shot";
 import type { RunResult } from "./ip-resident";
 import { readFamily6, routesWithLocks } from "./ip-route-reads";
 import type { IpSession } from "./ip-session";
+import { someAwaitReady } from "./link-readiness";
 import type { Semaphore } from "./semaphore";
 
 /** The call's signal: when it aborts, the running ip is killed and the run fails with its reason. */
@@ -170,18 +171,20 @@ export class IpRunner {
    * readFullState, and from the same listings what readState gives (its
    * listings are the full read's first three): a host that wants both
    * pays for one read. The main-table parse is made only here: the
-   * agent's reads (readFullState) do not pay for it.
+   * agent's reads (readFullState) do not pay for it. `awaitingReady`: a
+   * link of the read is up with carrier and not yet seen ready by the
+   * kernel (link-ready.ts), so the read lacks what the kernel adds then.
    */
   async readFullAndState(
     opts?: IpRunOptions,
-  ): Promise<{ full: Omit<FullState, "sysctls">; state: NetState }> {
+  ): Promise<{ full: Omit<FullState, "sysctls">; state: NetState; awaitingReady: boolean }> {
     const { docs, full } = await this.readFullDocs(opts);
     const state = {
       links: full.links,
       routes: parseRoutes(docs[1]),
       neighbors: parseNeighbors(docs[2]),
     };
-    return { full, state };
+    return { full, state, awaitingReady: someAwaitReady(docs[0]) };
   }
 
   /** The full read: its listings' documents and the state parsed from them. */

@@ -8,24 +8,11 @@
  */
 import { runIpRaw } from "./ip-raw";
 import type { IpRunner } from "./ip-runner";
+import { awaitingReady, type LinkRead } from "./link-readiness";
 
 /** The longest wait for links to read ready (the link-watch work runs within a second). */
 const LINK_READY_WAIT_MS = 1_000;
 const POLL_MS = 5;
-
-/** A link of `ip -j addr show`, as far as readiness and addresses go. */
-export interface LinkRead {
-  ifname?: unknown;
-  operstate?: unknown;
-  flags?: unknown;
-  addr_info?: {
-    local?: unknown;
-    prefixlen?: unknown;
-    tentative?: unknown;
-    dadfailed?: unknown;
-    "stable-privacy"?: unknown;
-  }[];
-}
 
 async function readLinks(ip: IpRunner): Promise<LinkRead[]> {
   const r = await runIpRaw(ip, ["-j", "addr", "show"]);
@@ -34,13 +21,6 @@ async function readLinks(ip: IpRunner): Promise<LinkRead[]> {
   return Array.isArray(value)
     ? value.filter((x): x is LinkRead => typeof x === "object" && x !== null)
     : [];
-}
-
-/** Up with carrier, and not yet seen ready by the kernel's link watch. */
-function awaitingReady(l: LinkRead): boolean {
-  const flags = Array.isArray(l.flags) ? l.flags : [];
-  const carrier = flags.includes("UP") && flags.includes("LOWER_UP");
-  return carrier && l.operstate !== "UP" && l.operstate !== "UNKNOWN";
 }
 
 /**
