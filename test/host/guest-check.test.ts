@@ -39,24 +39,27 @@ async function tentativeIn(ns: Netns, dev: string): Promise<boolean> {
 /** A synced pair whose guest then has the pod's usable ADDRESS again, in detection. */
 async function guestInDetection() {
   const p = await pair();
-  // Detection lasts 2.9 s (one probe, its retransmit time), the guest's too once synced:
-  // longer than a settled check's re-reads (VERIFY_READS, a second apart) span, shorter
-  // than the wait's limit, so only a wait sees the address usable.
-  const set = await run("ip", [
-    "netns",
-    "exec",
-    p.pod.name,
-    "sysctl",
-    "-qw",
-    "net.ipv6.neigh.eth0.retrans_time_ms=2900",
-  ]);
-  expect(set.code, set.stderr).toBe(0);
   await p.pod.ip("-6", "addr", "add", `${ADDRESS}/64`, "dev", "eth0");
   await waitFor(async () => !(await tentativeIn(p.pod, "eth0")), {
     what: "the pod's address past detection",
   });
   const s = await p.sync();
   expect(s.code, s.stdout + s.stderr).toBe(0);
+  // From now on detection lasts 2.9 s (one probe, its retransmit time), set on both sides
+  // alike: longer than a settled check's re-reads (VERIFY_READS, a second apart) span,
+  // shorter than the wait's limit, so only a wait sees the address usable. Set after the
+  // sync, whose own wait for the guest's addresses has the same limit.
+  for (const ns of [p.pod, p.guest.ns]) {
+    const set = await run("ip", [
+      "netns",
+      "exec",
+      ns.name,
+      "sysctl",
+      "-qw",
+      "net.ipv6.neigh.eth0.retrans_time_ms=2900",
+    ]);
+    expect(set.code, set.stderr).toBe(0);
+  }
   await p.guest.ns.ip("-6", "addr", "del", `${ADDRESS}/64`, "dev", "eth0");
   await p.guest.ns.ip("-6", "addr", "add", `${ADDRESS}/64`, "dev", "eth0");
   expect(await tentativeIn(p.guest.ns, "eth0")).toBe(true);
