@@ -23,6 +23,14 @@ export interface Command {
    * their TMPDIR and the rest as they set them).
    */
   env?: "clean" | "inherit";
+  /**
+   * A long-lived child (a monitor) that must not outlive this process, even
+   * one killed with no time to stop it (SIGKILL, the OOM killer): the
+   * kernel sends it SIGKILL when this process dies, set by util-linux
+   * `setpriv --pdeathsig KILL` before the command is executed (kept across
+   * nsenter's and stdbuf's exec). Without setpriv on PATH, started as is.
+   */
+  endsWithParent?: boolean;
 }
 
 /** PATH when this process has none (the guest's init may start it without one). */
@@ -42,11 +50,30 @@ export function netnsFile(netns: string): string {
   return netns.startsWith("/") ? netns : `/run/netns/${netns}`;
 }
 
-/** The argv that is executed: `command.argv`, inside `nsenter` when a namespace is given. */
-export function commandArgv(command: Pick<Command, "argv" | "netns">): string[] {
+/**
+ * The argv that is executed: `command.argv`, inside `nsenter` when a
+ * namespace is given, behind `setpriv` when it ends with its parent.
+ */
+export function commandArgv(command: Pick<Command, "argv" | "netns" | "endsWithParent">): string[] {
   const { argv, netns } = command;
   if (argv.length === 0) throw new RangeError("a command needs a program");
-  return netns === undefined ? [...argv] : ["nsenter", `--net=${netnsFile(netns)}`, "--", ...argv];
+  const inside =
+    netns === undefined ? [...argv] : ["nsenter", `--net=${netnsFile(netns)}`, "--", ...argv];
+  return command.endsWithParent && hasSetpriv() ? [...PARENT_DEATH_KILLS, ...inside] : inside;
+}
+
+/**
+ * The parent-death signal is sent when the thread that started the child
+ * ends: Bun starts children from the JavaScript thread (vfork there), which
+ * lives as long as the process.
+ */
+const PARENT_DEATH_KILLS = ["setpriv", "--pdeathsig", "KILL", "--"] as const;
+
+let setprivFound: boolean | undefined;
+
+function hasSetpriv(): boolean {
+  setprivFound ??= Bun.which("setpriv", { PATH: childEnv().PATH }) !== null;
+  return setprivFound;
 }
 
 /** The environment a command's child is given (for "inherit", process.env as it is now). */

@@ -352,4 +352,16 @@ describe("follow keeps every Kata sandbox's guest equal to its pod: half-written
     });
     expect(pidAlive(f.child.pid)).toBe(true);
   });
+
+  it("killed (SIGKILL, no time to clean up), it leaves nothing running: its monitors end with it", async () => {
+    const started = processTree(f.child.pid).filter((p) => p !== f.child.pid);
+    const names = started.map(processName);
+    expect(names).toContain("xtables-monitor");
+    expect(names).toContain("ip");
+    await f.child.kill();
+    await waitFor(() => started.every((p) => !pidAlive(p)), {
+      what: `the follower's children (${names.join(", ")}) gone after its death`,
+      timeoutMs: 5000,
+    });
+  });
 });

@@ -75,6 +75,7 @@ export class NetnsGoneWatcher {
     writeFileSync(pidfile, `${pid}\n`);
     const proc = startProcess({
       argv: ["pidwait", "-F", pidfile],
+      endsWithParent: true,
       stdin: "ignore",
       stdout: "ignore",
       stderr: "ignore",

@@ -118,6 +118,7 @@ export class PodMonitor {
   async start(readyTimeoutMs = 5000): Promise<void> {
     const proc = startProcess({
       ...this.tool.command,
+      endsWithParent: true,
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
