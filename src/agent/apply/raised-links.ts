@@ -74,7 +74,8 @@ export function deferIpv6(lines: readonly string[]): { first: string[]; raised: 
  */
 export async function settleRaised(ip: IpRunner, raised: readonly string[]): Promise<void> {
   const names = new Set(raised.map((n) => n.replace(/^"(.*)"$/, "$1")));
-  const links = await waitLinksReady(ip, (name) => names.has(name));
+  // The agent runs in the namespace it configures: its sysfs is that namespace's.
+  const links = await waitLinksReady(ip, (name) => names.has(name), { sysfs: true });
   const lines = links.flatMap((l) =>
     (Array.isArray(l.addr_info) ? l.addr_info : [])
       .filter(

@@ -7,7 +7,10 @@
 
 /** A link of `ip -j addr show`, as far as readiness and addresses go. */
 export interface LinkRead {
+  ifindex?: unknown;
   ifname?: unknown;
+  /** The MAC. */
+  address?: unknown;
   operstate?: unknown;
   flags?: unknown;
   addr_info?: {
