@@ -70,30 +70,22 @@ async function guestInDetection() {
   );
   const client = new AgentClient(await dial(p.guest.addr, 10_000));
   cleanups.push(async () => client.close());
-  return { p, pod, client, netns };
+  const check = (settle: boolean) =>
+    checkGuest(client, pod, { netns, label: "the pod", timeoutMs: 10_000, settle });
+  return { p, check };
 }
 
 describe("follow's complete check and addresses in detection", () => {
   it("after a sync: waits while the guest's address is in detection, then equal", async () => {
-    const { p, pod, client, netns } = await guestInDetection();
-    const check = await checkGuest(client, pod, {
-      netns,
-      label: "the pod",
-      timeoutMs: 10_000,
-      settle: true,
-    });
+    const { p, check: checkNow } = await guestInDetection();
+    const check = await checkNow(true);
     expect(check).toEqual({ differences: [] });
     expect(await tentativeIn(p.guest.ns, "eth0")).toBe(false);
   });
 
   it("before the first sync: no wait, the tentative address is a difference", async () => {
-    const { p, pod, client, netns } = await guestInDetection();
-    const check = await checkGuest(client, pod, {
-      netns,
-      label: "the pod",
-      timeoutMs: 10_000,
-      settle: false,
-    });
+    const { p, check: checkNow } = await guestInDetection();
+    const check = await checkNow(false);
     expect("differences" in check && check.differences.join("\n")).toContain(ADDRESS);
     expect(await tentativeIn(p.guest.ns, "eth0")).toBe(true);
   });

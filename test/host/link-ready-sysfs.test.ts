@@ -7,24 +7,17 @@
  * reads the link ready; checked with `ip -j` separately after.
  */
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, test } from "vitest";
-import { Netns } from "../helpers/netns";
+import { describe, expect, test } from "vitest";
 import { run } from "../helpers/process";
+import { linkedPerTest } from "../helpers/veth-per-test";
 
 const PROBE = fileURLToPath(new URL("./probes/link-ready-probe.ts", import.meta.url));
 
-let spaces: Netns[] = [];
-afterEach(async () => {
-  for (const ns of spaces) await ns.remove();
-  spaces = [];
-});
+const linked = linkedPerTest();
 
 describe("the agent's wait for a link it raised", () => {
   test("polls sysfs: two ip reads for a wait, and the link read ready", async () => {
-    const guest = await Netns.create("nlr");
-    const wire = await Netns.create("nlrw");
-    spaces = [guest, wire];
-    await guest.veth("gst0", "p0", { peerNs: wire });
+    const guest = await linked("nlr", "gst0");
     // The kernel may see the carrier at once (nothing then to wait for): a few tries
     // until one of them waited, which is what is checked.
     let waited: { reads: number; operstate: string } | undefined;

@@ -5,17 +5,13 @@
  * families' addresses, routes in main and in another table, a permanent
  * neighbour, a proxy entry, a rule and a changed sysctl.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { readPodBoth, readPodRequests } from "../../src/host/pod/pod-requests";
 import { readPodFullState } from "../../src/host/pod/pod-state";
-import { Netns } from "../helpers/netns";
 import { run } from "../helpers/process";
+import { linkedPerTest } from "../helpers/veth-per-test";
 
-let spaces: Netns[] = [];
-afterEach(async () => {
-  for (const ns of spaces) await ns.remove();
-  spaces = [];
-});
+const linked = linkedPerTest();
 
 /** Maps as sorted entries and bigints as text, so two reads compare as values. */
 const plain = (x: unknown) =>
@@ -27,10 +23,7 @@ const plain = (x: unknown) =>
 
 describe("one read of a pod for both its requests and its whole state", () => {
   test("equals the two reads it replaces", async () => {
-    const pod = await Netns.create("nrb");
-    const peer = await Netns.create("nrbp");
-    spaces = [pod, peer];
-    await pod.veth("eth0", "p0", { peerNs: peer });
+    const pod = await linked("nrb", "eth0");
     await pod.ip("addr", "add", "10.77.0.2/24", "dev", "eth0");
     await pod.ip("addr", "add", "fd77::2/64", "dev", "eth0", "nodad");
     await pod.ip("route", "add", "default", "via", "10.77.0.1", "dev", "eth0");

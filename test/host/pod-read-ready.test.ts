@@ -5,16 +5,13 @@
  * once it sees the carrier; checked against the pod's own `ip -j` read
  * afterwards.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { readPodBoth, readPodRequests } from "../../src/host/pod/pod-requests";
 import { readPodState } from "../../src/host/sync/sync-once";
-import { Netns } from "../helpers/netns";
+import type { Netns } from "../helpers/netns";
+import { linkedPerTest } from "../helpers/veth-per-test";
 
-let spaces: Netns[] = [];
-afterEach(async () => {
-  for (const ns of spaces) await ns.remove();
-  spaces = [];
-});
+const linked = linkedPerTest();
 
 async function linkLocals(ns: Netns): Promise<string[]> {
   const links = await ns.json<{ addr_info?: { local: string }[] }[]>(
@@ -32,10 +29,7 @@ async function linkLocals(ns: Netns): Promise<string[]> {
 
 describe("a pod read while a link of it comes up", () => {
   test("waits for the link to be ready and holds its link-local", async () => {
-    const pod = await Netns.create("nrr");
-    const peer = await Netns.create("nrrp");
-    spaces = [pod, peer];
-    await pod.veth("eth0", "p0", { peerNs: peer });
+    const pod = await linked("nrr", "eth0");
     await pod.ip("link", "set", "eth0", "down");
     await pod.ip("addr", "add", "10.78.0.2/24", "dev", "eth0");
     const netns = `/run/netns/${pod.name}`;

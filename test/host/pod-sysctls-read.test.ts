@@ -5,17 +5,14 @@
  * whose name has a dot, a changed value and a changed neighbour timer
  * (whose deprecated seconds twin sysctl(8) leaves out) included.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { sysctlKeys } from "../../src/host/pod/pod-state";
 import { readNetnsSysctlTree } from "../../src/net/sysctl/sysctl-grep";
-import { Netns } from "../helpers/netns";
+import type { Netns } from "../helpers/netns";
 import { run } from "../helpers/process";
+import { linkedPerTest } from "../helpers/veth-per-test";
 
-let spaces: Netns[] = [];
-afterEach(async () => {
-  for (const ns of spaces) await ns.remove();
-  spaces = [];
-});
+const linked = linkedPerTest();
 
 async function inside(ns: Netns, ...argv: string[]) {
   const r = await run("ip", ["netns", "exec", ns.name, ...argv]);
@@ -25,10 +22,7 @@ async function inside(ns: Netns, ...argv: string[]) {
 
 describe("the pod's sysctls", () => {
   test("are sysctl -a's net.* keys and values, deprecated twins left out as it leaves them", async () => {
-    const pod = await Netns.create("nsk");
-    const peer = await Netns.create("nskp");
-    spaces = [pod, peer];
-    await pod.veth("eth0.7", "p0", { peerNs: peer });
+    const pod = await linked("nsk", "eth0.7");
     await inside(pod, "sysctl", "-qw", "net.ipv4.conf.eth0/7.rp_filter=2");
     await inside(pod, "sysctl", "-qw", "net.ipv4.neigh.eth0/7.base_reachable_time_ms=15500");
 
