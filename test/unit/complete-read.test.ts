@@ -83,8 +83,29 @@ describe("toCompleteRead", () => {
   });
 
   it("says routes that moved between the two listings", () => {
-    const moved = listings({ route4: '[{"dst":"10.8.0.0/16"}]', "route-text4": "" });
+    const moved = listings({
+      route4: '[{"dst":"10.8.0.0/16","metrics":[{"mtu":1400}]}]',
+      "route-text4": "",
+    });
     expect(() => toCompleteRead("the guest", moved, [], [])).toThrow(RoutesMovedError);
+  });
+
+  it("needs no text listing for a family whose routes have no metrics (a lock is a metric's)", () => {
+    const l = listings({ route4: '[{"dst":"10.8.0.0/16"}]' }).filter(
+      (x) => x.name !== "route-text4",
+    );
+    expect(toCompleteRead("the pod", l, [], []).routes).toEqual([
+      { family: "inet", dst: "10.8.0.0/16" },
+    ]);
+    const locked = listings({ route4: '[{"dst":"10.8.0.0/16","metrics":[{"mtu":1400}]}]' });
+    expect(() =>
+      toCompleteRead(
+        "the pod",
+        locked.filter((x) => x.name !== "route-text4"),
+        [],
+        [],
+      ),
+    ).toThrow(RoutesMovedError);
   });
 
   it("refuses unknown, repeated and missing listings", () => {

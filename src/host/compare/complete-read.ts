@@ -133,8 +133,11 @@ export function lockedMetrics(line: string): string[] {
  * Each JSON route with `family` and its `locks` (when any), matched to the
  * text listing's lines by position (one line per route, multipath hops on
  * indented lines below it). Throws RoutesMovedError when the two disagree.
+ * A lock is a flag on a metric, so routes without metrics have none: then
+ * the text is not consulted (the host reads it only when there are metrics).
  */
 function withLocks(side: string, family: string, routes: Json[], text: string): Json[] {
+  if (!routes.some((r) => r.metrics !== undefined)) return routes.map((r) => ({ family, ...r }));
   const lines = text.split("\n").filter((l) => l.trim() !== "" && !/^\s/.test(l));
   const same =
     lines.length === routes.length &&

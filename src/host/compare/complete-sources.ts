@@ -34,6 +34,7 @@ export function readPodComplete(netns: string, ipBinary?: string): Promise<Compl
     const [listings, sysctls, fresh] = await Promise.all([
       readListings(
         new IpRunner({ ...(ipBinary === undefined ? {} : { binary: ipBinary }), netns }),
+        { textWhenMetrics: true },
       ),
       readNetnsSysctlTree(netns),
       readFreshSysctlTree(),

@@ -44,7 +44,17 @@ const UNSUPPORTED = /Address family not supported|not supported|Unknown|Invalid 
 /** Runs the listings in `runner`'s namespace; throws (naming the command) when one fails. */
 export async function readListings(
   runner: IpRunner,
-  opts: { signal?: AbortSignal } = {},
+  opts: {
+    signal?: AbortSignal;
+    /**
+     * A family's text route listing only when its JSON has a route with
+     * metrics (the only routes that can have a lock), read after the JSON;
+     * left out otherwise. Two `ip` processes fewer for most reads; for a
+     * reader that knows it (the host's own pod read: a guest's Read keeps
+     * every listing, for netagentctl builds that match the two always).
+     */
+    textWhenMetrics?: boolean;
+  } = {},
 ): Promise<RawListing[]> {
   const batch = (family: string[], lines: readonly string[]) => {
     const args = ["-d", "-j", ...family, "-batch", "-"];
@@ -56,13 +66,15 @@ export async function readListings(
   };
   const one = (args: string[]) => runIpRaw(runner, args, opts).then((r) => ({ args, r }));
   const perFamily = PER_FAMILY.map(([, line]) => line);
+  const text = (family: "-4" | "-6") => one(["-d", family, "route", "show", "table", "all"]);
+  const later = opts.textWhenMetrics === true;
   const [links, v4, v6, nexthop, text4, text6] = await Promise.all([
     batch([], ["link show", "address show"]),
     batch(["-4"], perFamily),
     batch(["-6"], perFamily),
     one(["-d", "-j", "nexthop", "show"]),
-    one(["-d", "-4", "route", "show", "table", "all"]),
-    one(["-d", "-6", "route", "show", "table", "all"]),
+    later ? undefined : text("-4"),
+    later ? undefined : text("-6"),
   ]);
   const out: RawListing[] = [];
   const documents = (b: { args: string[]; lines: readonly string[]; r: RawRun }) => {
@@ -100,8 +112,16 @@ export async function readListings(
     throw rawRunError(o.args, o.r);
   };
   optional("nexthop", nexthop);
-  optional("route-text4", text4);
-  optional("route-text6", text6);
+  const withMetrics = (name: ListingName) =>
+    out.some((l) => l.name === name && l.output.includes('"metrics":'));
+  const [t4, t6] = later
+    ? await Promise.all([
+        withMetrics("route4") ? text("-4") : undefined,
+        withMetrics("route6") ? text("-6") : undefined,
+      ])
+    : [text4, text6];
+  if (t4) optional("route-text4", t4);
+  if (t6) optional("route-text6", t6);
   return out.sort((a, b) => LISTING_NAMES.indexOf(a.name) - LISTING_NAMES.indexOf(b.name));
 }
 
