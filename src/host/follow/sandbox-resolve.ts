@@ -13,9 +13,9 @@
  *   Anything refused (symlink out of the root, over the size cap, an
  *   unknown scheme, a shim that hangs or answers garbage): "failed".
  */
-import { existsSync, lstatSync } from "node:fs";
+import { closeSync, constants, existsSync, lstatSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { netnsFile } from "../../process/command";
+import { libcIoctl } from "../../process/libc-ioctl";
 import { runProcess } from "../../process/run-process";
 import { AgentUrlError, askAgentUrl, checkAgentUrl } from "./agent-url";
 import { netnsName } from "./node-monitor";
@@ -60,18 +60,54 @@ export function podNetns(path: string): string {
   return netnsName(path) ?? path;
 }
 
-/** Whether `path` is a network namespace: nsenter enters only that kind with --net. */
-async function netnsProblem(path: string): Promise<Resolution | undefined> {
+/** NS_GET_NSTYPE (linux/nsfs.h, Linux 4.11): a namespace file's CLONE_NEW* type. */
+const NS_GET_NSTYPE = 0xb703;
+const CLONE_NEWNET = 0x40000000;
+
+/**
+ * Whether `path` is a network namespace. A namespace file stats as a
+ * regular file: anything else (a device, a FIFO, a socket) is refused
+ * before it is opened, so opening it has no effect of its own and cannot
+ * block. The kind is asked of the open file (NS_GET_NSTYPE), with no
+ * process; where that ioctl cannot be made, nsenter is asked, as it enters
+ * only a network namespace with --net.
+ */
+export async function netnsProblem(path: string): Promise<Resolution | undefined> {
   if (!existsSync(path)) return { kind: "waiting", why: `netns ${path} is not there (yet)` };
+  let why: string | undefined;
+  try {
+    why = statSync(path).isFile() ? await namespaceProblem(path) : "not a file";
+  } catch (err) {
+    why = (err as Error).message;
+  }
+  return why === undefined
+    ? undefined
+    : { kind: "failed", why: `${path} is not a network namespace (${why})` };
+}
+
+/** Why the file at `path` is no network namespace, or undefined when it is one. */
+async function namespaceProblem(path: string): Promise<string | undefined> {
+  const ioctl = await libcIoctl();
+  if (ioctl === undefined) return nsenterProblem(path);
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const [type, errno] = ioctl(fd, NS_GET_NSTYPE);
+    if (type === CLONE_NEWNET) return undefined;
+    return type < 0 ? `not a namespace file: errno ${errno}` : "another kind of namespace";
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function nsenterProblem(path: string): Promise<string | undefined> {
   const r = await runProcess({
-    argv: ["nsenter", `--net=${netnsFile(path)}`, "--", "true"],
+    argv: ["nsenter", `--net=${path}`, "--", "true"],
     timeoutMs: 5000,
     maxOutputBytes: 1024,
     maxStderrBytes: 4096,
   });
   if (r.stop.kind === "exited" && r.stop.code === 0) return undefined;
-  const why = r.stderr.trim().split("\n")[0] || r.stop.kind;
-  return { kind: "failed", why: `${path} is not a network namespace (${why})` };
+  return r.stderr.trim().split("\n")[0] || r.stop.kind;
 }
 
 /**

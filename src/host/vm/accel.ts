@@ -7,6 +7,7 @@
  * then checks that a KVM guest really runs.
  */
 import { closeSync, openSync, readFileSync } from "node:fs";
+import { libcIoctl } from "../../process/libc-ioctl";
 import type { GuestArch } from "./guest-arch";
 
 /** What was asked for: `auto` (KVM if it works, else TCG), or one of them only. */
@@ -149,24 +150,6 @@ const ERRNO: Record<number, string> = {
   22: "EINVAL",
   25: "ENOTTY",
 };
-
-/** ioctl(2) through bun:ffi, or undefined outside Bun. */
-async function libcIoctl(): Promise<((fd: number, req: number) => [number, number]) | undefined> {
-  try {
-    const { dlopen, FFIType, read } = await import("bun:ffi");
-    const { symbols } = dlopen("libc.so.6", {
-      ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64], returns: FFIType.i32 },
-      __errno_location: { args: [], returns: FFIType.ptr },
-    });
-    return (fd, req) => {
-      const r = symbols.ioctl(fd, req, 0);
-      const errno = r < 0 ? symbols.__errno_location() : null;
-      return [r, errno ? read.i32(errno, 0) : 0];
-    };
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Reads the facts: opens `device` read-write, asks it for the API version
