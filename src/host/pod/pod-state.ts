@@ -66,9 +66,19 @@ async function readNetnsSysctls(netns: string): Promise<Map<string, string>> {
   return sysctlKeys(await readNetnsSysctlTree(netns));
 }
 
-/** The net.* sysctls of a fresh namespace on this host (read once per process, as the complete comparison's). */
-export async function readFreshDefaults(): Promise<Map<string, string>> {
-  return sysctlKeys(await readFreshSysctlTree());
+let defaults: Promise<Map<string, string>> | undefined;
+
+/**
+ * The net.* sysctls of a fresh namespace on this host (read once per
+ * process, the complete comparison's read, and keyed once: every sync asks).
+ */
+export function readFreshDefaults(): Promise<Map<string, string>> {
+  defaults ??= readFreshSysctlTree().then(sysctlKeys);
+  // A failure is not kept: the next caller tries again.
+  defaults.catch(() => {
+    defaults = undefined;
+  });
+  return defaults;
 }
 
 /**
