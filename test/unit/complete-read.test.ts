@@ -83,11 +83,13 @@ describe("toCompleteRead", () => {
   });
 
   it("says routes that moved between the two listings", () => {
-    const moved = listings({
+    const moved = listings({ route4: '[{"dst":"10.8.0.0/16"}]', "route-text4": "" });
+    expect(() => toCompleteRead("the guest", moved, [], [])).toThrow(RoutesMovedError);
+    const locked = listings({
       route4: '[{"dst":"10.8.0.0/16","metrics":[{"mtu":1400}]}]',
       "route-text4": "",
     });
-    expect(() => toCompleteRead("the guest", moved, [], [])).toThrow(RoutesMovedError);
+    expect(() => toCompleteRead("the guest", locked, [], [])).toThrow(RoutesMovedError);
   });
 
   it("needs no text listing for a family whose routes have no metrics (a lock is a metric's)", () => {

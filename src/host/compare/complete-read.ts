@@ -133,11 +133,19 @@ export function lockedMetrics(line: string): string[] {
  * Each JSON route with `family` and its `locks` (when any), matched to the
  * text listing's lines by position (one line per route, multipath hops on
  * indented lines below it). Throws RoutesMovedError when the two disagree.
- * A lock is a flag on a metric, so routes without metrics have none: then
- * the text is not consulted (the host reads it only when there are metrics).
+ * A lock is a flag on a metric, so routes without metrics have none: a read
+ * without the text listing (the host's own pod read leaves it out then) is
+ * taken as it is; a text listing given is always checked.
  */
-function withLocks(side: string, family: string, routes: Json[], text: string): Json[] {
-  if (!routes.some((r) => r.metrics !== undefined)) return routes.map((r) => ({ family, ...r }));
+function withLocks(
+  side: string,
+  family: string,
+  routes: Json[],
+  given: string | undefined,
+): Json[] {
+  if (given === undefined && !routes.some((r) => r.metrics !== undefined))
+    return routes.map((r) => ({ family, ...r }));
+  const text = given ?? "";
   const lines = text.split("\n").filter((l) => l.trim() !== "" && !/^\s/.test(l));
   const same =
     lines.length === routes.length &&
@@ -198,7 +206,7 @@ export function toCompleteRead(
     if (l === undefined) throw new ReadError(`${side}'s read has no ${name} listing`);
     return l.error ? null : parseListing(side, name, l.output);
   };
-  const text = (name: ListingName) => by.get(name)?.output ?? "";
+  const text = (name: ListingName) => by.get(name)?.output;
   const families = [
     ["inet", "4"],
     ["inet6", "6"],
