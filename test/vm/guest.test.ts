@@ -184,8 +184,14 @@ async function hasInitSetUp(g: Guest): Promise<void> {
   expect((await con.run("wc -c < /etc/resolv.conf")).lines.map((l) => l.trim())).toEqual(["0"]);
   const nic = await con.runJson<{ address: string; ifname: string }[]>(`${IP} -json link show`);
   expect(nic.map((l) => l.address)).toContain(MAC);
-  // netagent's parent is init's supervisor, whose parent is PID 1.
-  const pid = (await con.run("pidof netagent")).lines[0]?.trim();
+  // netagent's parent is init's supervisor, whose parent is PID 1. pidof can meet no agent
+  // (respawned that moment) or two (a child of its own between vfork and exec, which under
+  // TCG lasts): asked again until it names one, a few times at most.
+  let pid: string | undefined;
+  for (let i = 0; i < 10 && !/^\d+$/.test(pid ?? ""); i++) {
+    pid = (await con.run("pidof netagent")).lines[0]?.trim();
+  }
+  expect(pid).toMatch(/^\d+$/);
   const ppid = (await con.run(`awk '/^PPid/ {print $2}' /proc/${pid}/status`)).lines[0];
   const grand = (await con.run(`awk '/^PPid/ {print $2}' /proc/${ppid}/status`)).lines[0];
   expect(grand).toBe("1");
