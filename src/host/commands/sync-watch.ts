@@ -76,7 +76,7 @@ export async function runWatch(
         addr: ctx.addr,
         timeoutMs: ctx.timeoutMs,
         // Exactly what a one-shot sync reads and sends.
-        read: () => readPodState(source, { full: true }),
+        read: (readRules) => readPodState({ ...source, readRules }, { full: true }),
         drive: (client, pod) =>
           syncPod(client, pod, { ...options, kata: flags["--kata"] === true }),
         emit: out.emit,

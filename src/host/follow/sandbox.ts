@@ -14,10 +14,12 @@
  */
 import { type FSWatcher, watch } from "node:fs";
 import type { Semaphore } from "../../net/iproute/semaphore";
+import { readPodRules } from "../pod/iptables-pod";
 import { readPodBoth, readPodRequests } from "../pod/pod-requests";
 import { readPodState, syncPod } from "../sync/sync-once";
 import { NetnsGoneWatcher } from "../watch/netns-gone";
 import { PodMonitor } from "../watch/pod-monitor";
+import { PodRulesReads } from "../watch/pod-rules-reads";
 import { describe, PodSync } from "../watch/pod-sync";
 import type { ResyncConfig } from "../watch/resync-scheduler";
 import { xtablesMonitorTool } from "../watch/rules-monitor";
@@ -203,6 +205,8 @@ export class Sandbox {
     const netns = podNetns(r.netns);
     const label = `netns ${r.netns}`;
     const emit = (e: WatchEvent) => this.onEvent(e);
+    let filter: PodMonitor | undefined;
+    const rules = new PodRulesReads(netns, () => filter?.pid, readPodRules);
     const unit = new PodSync({
       label,
       addr: r.addr,
@@ -216,6 +220,7 @@ export class Sandbox {
                 netns,
                 read: () => readPodRequests(netns),
                 readBoth: () => readPodBoth(netns),
+                readRules: () => rules.read(),
               },
               { full: true },
             ),
@@ -244,8 +249,11 @@ export class Sandbox {
         this.changedAt ??= performance.now();
       unit.notify(kind);
     };
-    const filter = new PodMonitor(xtablesMonitorTool(netns), {
-      onEvent: onChange,
+    filter = new PodMonitor(xtablesMonitorTool(netns), {
+      onEvent: (kind) => {
+        rules.changed();
+        onChange(kind);
+      },
       onExit: () => {},
     });
     // Listen first, then read: a change after the first read cannot be missed.

@@ -53,6 +53,8 @@ export async function readPodState(
       full: PodFullState;
       awaitingReady?: boolean;
     }>;
+    /** The pod's packet filter (default: readPodRules; a followed pod's: pod-rules-reads.ts). */
+    readRules?: () => Promise<Rules>;
   },
   options: { full?: boolean } = {},
 ): Promise<PodState> {
@@ -63,9 +65,10 @@ export async function readPodState(
   // later: the guest mirrored from it would differ from the pod at once.
   // Best effort: a pod that cannot be read is named by the read after.
   const linksReady = () => waitLinksReady(new IpRunner({ netns })).catch(() => undefined);
+  const readRules = source.readRules ?? (() => readPodRules(netns));
   if (options.full && source.readBoth) {
     const readBoth = source.readBoth;
-    const [first, rules] = await allInOrder([readBoth(), readPodRules(netns)]);
+    const [first, rules] = await allInOrder([readBoth(), readRules()]);
     // The read says whether a link awaits readiness: waited for, and read
     // again, only then (no read of the links before every read).
     const both = first.awaitingReady ? await linksReady().then(readBoth) : first;
@@ -76,7 +79,7 @@ export async function readPodState(
   const [requests, full, rules] = await allInOrder([
     source.read(),
     options.full && source.readState ? source.readState() : Promise.resolve(undefined),
-    readPodRules(netns),
+    readRules(),
   ]);
   return { requests, rules, ...(full ? { full } : {}) };
 }

@@ -14,16 +14,21 @@
  * - `signal` aborts (SIGINT/SIGTERM): the sync in flight finishes first.
  */
 
+import { type Rules, readPodRules } from "../pod/iptables-pod";
+import type { PodState } from "../sync/sync-once";
 import { NetnsGoneWatcher } from "./netns-gone";
 import { ipMonitorTool, type MonitorTool, PodMonitor } from "./pod-monitor";
+import { PodRulesReads } from "./pod-rules-reads";
 import { describe, PodSync, type PodSyncOptions } from "./pod-sync";
 import { RESYNC_DEFAULTS } from "./resync-scheduler";
 import { xtablesMonitorTool } from "./rules-monitor";
 
-export interface WatchOptions extends Omit<PodSyncOptions, "gone" | "onGone"> {
+export interface WatchOptions extends Omit<PodSyncOptions, "gone" | "onGone" | "read"> {
   /** The pod namespace, resolved (a name under /run/netns or a path). */
   netns: string;
   ipBinary?: string;
+  /** One-shot sync's read of the pod, its packet filter read by `rules` (pod-rules-reads.ts). */
+  read(rules: () => Promise<Rules>): Promise<PodState>;
 }
 
 export interface WatchEnd {
@@ -42,16 +47,22 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
     finishResolve = resolve;
   });
 
+  // The packet filter read again only when the xtables-monitor (monitors[1]) reports a change.
+  const rules = new PodRulesReads(o.netns, () => monitors[1]?.pid, readPodRules);
   const unit = new PodSync({
     ...o,
+    read: () => o.read(() => rules.read()),
     gone: () => gone.gone(),
     onGone: () => void finish("netns-deleted"),
   });
   /** A monitor that feeds the unit and is restarted (backoff 1 s doubling to 60 s) if it dies. */
-  const follow = (tool: MonitorTool) => {
+  const follow = (tool: MonitorTool, changed = () => {}) => {
     let delay = 1000;
     const m: PodMonitor = new PodMonitor(tool, {
-      onEvent: (kind) => unit.notify(kind),
+      onEvent: (kind) => {
+        changed();
+        unit.notify(kind);
+      },
       onExit(status, stderr) {
         if (ending) return;
         if (gone.gone()) {
@@ -78,7 +89,7 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
   };
   const monitors = [
     follow(ipMonitorTool(o.netns, o.ipBinary)),
-    follow(xtablesMonitorTool(o.netns)),
+    follow(xtablesMonitorTool(o.netns), () => rules.changed()),
   ];
   const gone = new NetnsGoneWatcher(o.netns, () => void finish("netns-deleted"));
 
