@@ -75,7 +75,7 @@ export function createLookupService(options: LookupServiceOptions): ServiceImpl<
         });
       }
       const [listings, fresh] = await Promise.all([
-        readListings(ip, { signal: ctx.signal }),
+        readListings(ip, { signal: ctx.signal, textWhenMetrics: request.textOnlyWithMetrics }),
         readFreshSysctlTree(),
       ]);
       let sysctls: Map<string, string>;

@@ -50,7 +50,12 @@ export async function readGuestComplete(
 ): Promise<CompleteRead | undefined> {
   try {
     return await again(async () => {
-      const r = await client.unary(Network.method.read, {}, { timeoutMs });
+      // A route-text listing only where there are metrics, as the pod's own read (above).
+      const r = await client.unary(
+        Network.method.read,
+        { textOnlyWithMetrics: true },
+        { timeoutMs },
+      );
       return toCompleteRead(
         "the guest",
         r.listings,

@@ -50,8 +50,8 @@ export async function readListings(
      * A family's text route listing only when its JSON has a route with
      * metrics (the only routes that can have a lock), read after the JSON;
      * left out otherwise. Two `ip` processes fewer for most reads; for a
-     * reader that knows it (the host's own pod read: a guest's Read keeps
-     * every listing, for netagentctl builds that match the two always).
+     * reader that knows it (the host's own pod read, and a guest's Read
+     * that asks for it: netagentctl builds before it match the two always).
      */
     textWhenMetrics?: boolean;
   } = {},
