@@ -69,6 +69,27 @@ describe("sync and diff of the pod's packet filter", () => {
     );
   });
 
+  it("a sync whose rules the guest has already sends none (the guest's rules untouched)", async () => {
+    // A restore zeroes every counter: count a packet through nat OUTPUT first
+    // (a TCP connection to loopback inside the guest's netns; nothing listens).
+    spawnSync("ip", ["netns", "exec", guest.ns.name, "bash", "-c", "echo > /dev/tcp/127.0.0.1/9"]);
+    // The neighbour entry that traffic made on lo is not the pod's: gone again.
+    spawnSync("ip", ["-n", guest.ns.name, "neigh", "del", "0.0.0.0", "dev", "lo"]);
+    const counted = () => {
+      const r = spawnSync("ip", ["netns", "exec", guest.ns.name, "iptables-save", "-c"], {
+        encoding: "utf8",
+      });
+      return /\[[1-9]\d*:\d+\]/.test(r.stdout);
+    };
+    expect(counted()).toBe(true);
+    const sync = await ctl(["--addr", guest.addr, "sync", "--netns", pod.name]);
+    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    expect(sync.stdout).toContain("packet filter (iptables): the guest has them already");
+    expect(sync.stdout).toContain("packet filter (ip6tables): the guest has them already");
+    expect(counted()).toBe(true);
+    expect(rulesIn(guest.ns.name, 4)).toEqual(rulesIn(pod.name, 4));
+  });
+
   it("a changed pod (another mesh, IPv6 and filter gone) is mirrored by a second sync", async () => {
     // What the pod's new init leaves: linkerd's nat only, no filter table, no IPv6 rules.
     restoreIn(pod.name, "*filter\nCOMMIT\n");
