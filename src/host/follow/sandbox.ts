@@ -264,7 +264,7 @@ export class Sandbox {
       emit({
         event: "warning",
         at: at(),
-        message: `packet filter changes not followed (${describe(err)}); rules are still sent with every sync`,
+        message: `packet filter changes not followed (${describe(err)}); rules are still read with every sync, and sent where they differ`,
       });
     }
     if (this.closed) {

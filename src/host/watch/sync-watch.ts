@@ -121,11 +121,11 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
   try {
     await monitors[1]?.start();
   } catch (err) {
-    // Optional: legacy iptables or no xtables-monitor. Rules still go with every sync.
+    // Optional: legacy iptables or no xtables-monitor. Rules are still read with every sync.
     o.emit({
       event: "warning",
       at: at(),
-      message: `packet filter changes not followed (${describe(err)}); rules are still sent with every sync`,
+      message: `packet filter changes not followed (${describe(err)}); rules are still read with every sync, and sent where they differ`,
     });
   }
   gone.start();
