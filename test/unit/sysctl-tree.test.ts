@@ -58,6 +58,15 @@ describe("readSysctlTree", () => {
     expect(parseSysctlGrep(grep, root)).toEqual(m);
   });
 
+  it("keeps a value of one page and leaves out a longer one", () => {
+    const page = `${"7".repeat(4095)}\n`;
+    const root = tree({ "core/page": page, "core/more": `${page}x\n`, "core/after": "1\n" });
+    const m = readSysctlTree(root);
+    expect(m.get("core/page")).toBe("7".repeat(4095));
+    expect(m.has("core/more")).toBe(false);
+    expect(m.get("core/after")).toBe("1");
+  });
+
   it("leaves out a file it cannot read", () => {
     const root = tree({ "ipv6/conf/all/stable_secret": "x\n", "ipv6/conf/all/mtu": "1280\n" });
     chmodSync(join(root, "ipv6/conf/all/stable_secret"), 0o000);

@@ -6,7 +6,8 @@
  * as `grep -rs` leaves them out on the host's side. Bounded: at most
  * {@link SYSCTL_TREE_MAX_FILES} files, each value at most one page.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
+import { readSmall } from "./sysctl-fs";
 import { SYSCTL_ROOT } from "./sysctl-keys";
 
 /** More files than this (a guest with ~380 links, ~130 files each) is refused rather than read on. */
@@ -42,14 +43,14 @@ export function readSysctlTree(
         continue;
       }
       if (!e.isFile()) continue;
-      let value: string;
+      let value: string | undefined;
       try {
-        value = readFileSync(`${root}/${path}`, "utf8");
+        value = readSmall(`${root}/${path}`, MAX_VALUE_BYTES);
       } catch {
         continue;
       }
       // An empty file is left out, as grep (which prints no line for it) leaves it out.
-      if (value === "" || value.length > MAX_VALUE_BYTES) continue;
+      if (value === undefined || value === "") continue;
       if (out.size >= maxFiles) {
         throw new SysctlTreeTooLarge(`more than ${maxFiles} files under ${root}`);
       }
