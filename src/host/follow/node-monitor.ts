@@ -151,36 +151,32 @@ export class NodeMonitor {
     };
   }
 
-  /** Gives `name` an nsid here if it has none, and says which it has; undefined if that failed. */
+  /**
+   * Gives `name` an nsid here if it has none, and says which it has;
+   * undefined if that failed. One `ip` for both (`-force`: the listing
+   * runs after a set refused because the namespace has an nsid already);
+   * `name` is netnsName's, letters, digits and `._-` alone, so it is one
+   * word of a batch line.
+   */
   private async nsidOf(name: string): Promise<number | undefined> {
-    const set = await runProcess({
-      argv: [this.ipBinary, "netns", "set", name, "auto"],
-      timeoutMs: IP_TIMEOUT_MS,
-      maxOutputBytes: 4096,
-      maxStderrBytes: 4096,
-    });
-    const already = /already has a nsid/.test(set.stderr);
-    if (!(set.stop.kind === "exited" && set.stop.code === 0) && !already) {
-      this.warn(
-        `ip netns set ${name} auto: ${set.stderr.trim() || set.stop.kind}; its own ip monitor instead`,
-      );
-      return undefined;
-    }
-    const list = await runProcess({
-      argv: [this.ipBinary, "-j", "netns", "list-id"],
+    const r = await runProcess({
+      argv: [this.ipBinary, "-j", "-force", "-batch", "-"],
+      stdin: `netns set ${name} auto\nnetns list-id\n`,
       timeoutMs: IP_TIMEOUT_MS,
       maxOutputBytes: 1 << 20,
       maxStderrBytes: 4096,
     });
     try {
-      const ids = JSON.parse(new TextDecoder().decode(list.stdout)) as {
+      const ids = JSON.parse(new TextDecoder().decode(r.stdout)) as {
         nsid: number;
         name?: string;
       }[];
-      return ids.find((e) => e.name === name)?.nsid;
-    } catch {
-      return undefined;
-    }
+      const nsid = ids.find((e) => e.name === name)?.nsid;
+      if (nsid !== undefined) return nsid;
+    } catch {}
+    const why = r.stderr.trim().split("\n")[0] || r.stop.kind;
+    this.warn(`ip netns set ${name} auto: ${why}; its own ip monitor instead`);
+    return undefined;
   }
 
   private async ownMonitor(netns: string, onChange: OnChange): Promise<Subscription> {
