@@ -183,44 +183,6 @@ describe("Read", () => {
     expect(r.freshSysctls.some((s) => s.path === "ipv4/conf/default/rp_filter")).toBe(true);
   });
 
-  it("asked for route texts only with metrics, leaves out a family's text where no route has any", async () => {
-    const names = (r: { listings: { name: string }[] }) => r.listings.map((l) => l.name);
-    const before = recorder.calls().length;
-    const lean = await client.unary(
-      Network.method.read,
-      { textOnlyWithMetrics: true },
-      { timeoutMs: 60_000 },
-    );
-    expect(names(lean)).not.toContain("route-text4");
-    expect(names(lean)).not.toContain("route-text6");
-    expect(names(lean)).toContain("route4");
-    // The two texts' ip runs (`ip -d -4|-6 route show table all`, no -j) are the ones saved.
-    const textRuns = (from: number) =>
-      recorder
-        .calls()
-        .slice(from)
-        .filter((c) => c.argv.includes("route") && !c.argv.includes("-j")).length;
-    expect(textRuns(before)).toBe(0);
-    const whole = recorder.calls().length;
-    await client.unary(Network.method.read, {}, { timeoutMs: 60_000 });
-    expect(textRuns(whole)).toBe(2);
-
-    await ns.ip("route", "add", "10.7.0.0/16", "via", "10.9.0.2", "mtu", "lock", "1400");
-    try {
-      const r = await client.unary(
-        Network.method.read,
-        { textOnlyWithMetrics: true },
-        { timeoutMs: 60_000 },
-      );
-      expect(names(r)).toContain("route-text4");
-      expect(names(r)).not.toContain("route-text6");
-      const text = r.listings.find((l) => l.name === "route-text4")?.output ?? "";
-      expect(text).toMatch(/^unicast 10\.7\.0\.0\/16 via 10\.9\.0\.2 .*mtu lock 1400/m);
-    } finally {
-      await ns.ip("route", "del", "10.7.0.0/16");
-    }
-  });
-
   it("of some listings answers those alone, as the whole read reads them, and no sysctls", async () => {
     const whole = await client.unary(Network.method.read, {}, { timeoutMs: 60_000 });
     const before = recorder.calls().length;
@@ -294,4 +256,44 @@ describe("Read", () => {
       await big.remove();
     }
   }, 180_000);
+});
+
+describe("Read asked for route texts only with metrics", () => {
+  it("leaves out a family's text where no route has metrics; a locked mtu brings its own", async () => {
+    const names = (r: { listings: { name: string }[] }) => r.listings.map((l) => l.name);
+    const before = recorder.calls().length;
+    const lean = await client.unary(
+      Network.method.read,
+      { textOnlyWithMetrics: true },
+      { timeoutMs: 60_000 },
+    );
+    expect(names(lean)).not.toContain("route-text4");
+    expect(names(lean)).not.toContain("route-text6");
+    expect(names(lean)).toContain("route4");
+    // The two texts' ip runs (`ip -d -4|-6 route show table all`, no -j) are the ones saved.
+    const textRuns = (from: number) =>
+      recorder
+        .calls()
+        .slice(from)
+        .filter((c) => c.argv.includes("route") && !c.argv.includes("-j")).length;
+    expect(textRuns(before)).toBe(0);
+    const whole = recorder.calls().length;
+    await client.unary(Network.method.read, {}, { timeoutMs: 60_000 });
+    expect(textRuns(whole)).toBe(2);
+
+    await ns.ip("route", "add", "10.7.0.0/16", "via", "10.9.0.2", "mtu", "lock", "1400");
+    try {
+      const r = await client.unary(
+        Network.method.read,
+        { textOnlyWithMetrics: true },
+        { timeoutMs: 60_000 },
+      );
+      expect(names(r)).toContain("route-text4");
+      expect(names(r)).not.toContain("route-text6");
+      const text = r.listings.find((l) => l.name === "route-text4")?.output ?? "";
+      expect(text).toMatch(/^unicast 10\.7\.0\.0\/16 via 10\.9\.0\.2 .*mtu lock 1400/m);
+    } finally {
+      await ns.ip("route", "del", "10.7.0.0/16");
+    }
+  });
 });

@@ -111,6 +111,16 @@ describe("sync and diff of the pod's packet filter", () => {
     const again = await ctl(["--addr", guest.addr, "diff", "--netns", pod.name]);
     expect(again.code, again.stdout).toBe(0);
   });
+});
+
+describe("netagentctl iptables, by hand", () => {
+  let guest: Guest;
+  beforeAll(async () => {
+    guest = await Guest.create(MAC);
+  });
+  afterAll(async () => {
+    await guest?.remove();
+  });
 
   it("netagentctl iptables set --file / get, by hand; a bad file is refused with the line", async () => {
     const dir = tempDir();
