@@ -77,7 +77,11 @@ export async function watchPod(o: WatchOptions, signal: AbortSignal): Promise<Wa
         setTimeout(() => {
           if (ending) return;
           m.start().then(
-            () => unit.notify(), // events may have been missed meanwhile
+            () => {
+              // Events may have been missed meanwhile: kept rules too.
+              changed();
+              unit.notify();
+            },
             (err) =>
               o.emit({ event: "warning", at: at(), message: `${tool.name}: ${describe(err)}` }),
           );
