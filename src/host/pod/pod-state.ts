@@ -66,19 +66,21 @@ async function readNetnsSysctls(netns: string): Promise<Map<string, string>> {
   return sysctlKeys(await readNetnsSysctlTree(netns));
 }
 
-let defaults: Promise<Map<string, string>> | undefined;
+/** Each fresh tree keyed once (readFreshSysctlTree keeps one per process, and retries a failed read). */
+const keyed = new WeakMap<ReadonlyMap<string, string>, Map<string, string>>();
 
 /**
  * The net.* sysctls of a fresh namespace on this host (read once per
  * process, the complete comparison's read, and keyed once: every sync asks).
  */
-export function readFreshDefaults(): Promise<Map<string, string>> {
-  defaults ??= readFreshSysctlTree().then(sysctlKeys);
-  // A failure is not kept: the next caller tries again.
-  defaults.catch(() => {
-    defaults = undefined;
-  });
-  return defaults;
+export async function readFreshDefaults(): Promise<Map<string, string>> {
+  const tree = await readFreshSysctlTree();
+  let keys = keyed.get(tree);
+  if (keys === undefined) {
+    keys = sysctlKeys(tree);
+    keyed.set(tree, keys);
+  }
+  return keys;
 }
 
 /**
