@@ -43,7 +43,7 @@ async function followed(): Promise<{
   const name = ns.name;
   let ran = 0;
   let reported = 0;
-  const read = (netns: string, opts: { inside?: number }): Promise<Rules> => {
+  const read = (netns: string, opts: { legacyTables?: ReadonlySet<4 | 6> }): Promise<Rules> => {
     ran++;
     return readPodRules(netns, opts);
   };
@@ -109,10 +109,11 @@ describe("a followed pod's packet filter", () => {
     // A process outside the pod's namespace (this one) says nothing of it.
     expect(legacyTablesInside(name, process.pid)).toBeUndefined();
     inNs(name, ["iptables-nft", "-A", "INPUT", "-p", "tcp", "--dport", "4004", "-j", "DROP"]);
-    expect(await readPodRules(name, { inside: pid })).toEqual(await readPodRules(name));
+    const none = legacyTablesInside(name, pid);
+    expect(await readPodRules(name, { legacyTables: none })).toEqual(await readPodRules(name));
     inNs(name, ["ip6tables-legacy", "-A", "OUTPUT", "-p", "udp", "--dport", "4005", "-j", "DROP"]);
     expect(legacyTablesInside(name, pid)).toEqual(new Set([6]));
-    const hinted = await readPodRules(name, { inside: pid });
+    const hinted = await readPodRules(name, { legacyTables: legacyTablesInside(name, pid) });
     expect(hinted[6]).toContain("--dport 4005");
     expect(hinted).toEqual(await readPodRules(name));
   });

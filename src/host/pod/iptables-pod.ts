@@ -78,14 +78,16 @@ export function legacyTablesInside(netns: string, pid: number): Set<IpFamily> | 
  * inside `netns`: the nftables backend's, or the legacy backend's when only
  * it has rules. Throws when both hold rules for one family (which one the
  * pod's traffic meets depends on hook order; mirroring one would mislead).
- * `inside`: a process in `netns` (its monitor), through which a family
- * without legacy tables is known without running its legacy save
- * (legacyTablesInside).
+ * `legacyTables`: the families with legacy tables, when known without a
+ * process (legacyTablesInside): the legacy save runs only for those.
  */
-export async function readPodRules(netns: string, opts: { inside?: number } = {}): Promise<Rules> {
+export async function readPodRules(
+  netns: string,
+  opts: { legacyTables?: ReadonlySet<IpFamily> } = {},
+): Promise<Rules> {
   const nft = backendRunner(netns, "nft");
   const legacy = backendRunner(netns, "legacy");
-  const tables = opts.inside === undefined ? undefined : legacyTablesInside(netns, opts.inside);
+  const tables = opts.legacyTables;
   const legacySave = (f: IpFamily) =>
     tables === undefined || tables.has(f) ? saveOrNothing(legacy, f) : Promise.resolve("");
   const out = {} as Rules;

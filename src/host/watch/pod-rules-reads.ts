@@ -41,7 +41,10 @@ export class PodRulesReads {
     private readonly netns: string,
     /** The pod's running xtables-monitor, if any. */
     private readonly monitorPid: () => number | undefined,
-    private readonly readRules: (netns: string, opts: { inside?: number }) => Promise<Rules>,
+    private readonly readRules: (
+      netns: string,
+      opts: { legacyTables?: ReadonlySet<IpFamily> },
+    ) => Promise<Rules>,
   ) {}
 
   /** The monitor reported a change: the next read reads. Called before the sync is asked for. */
@@ -54,19 +57,33 @@ export class PodRulesReads {
   async read(): Promise<Rules> {
     const pid = this.monitorPid();
     const started = pid === undefined ? undefined : startTime(pid);
+    // Looked at once, for both: whether the kept rules still hold, and which legacy saves run.
+    const legacy = pid === undefined ? undefined : legacyTablesInside(this.netns, pid);
     const k = this.kept;
-    if (k && k.changes === this.changes && k.pid === pid && k.started === started) {
-      // Still the same monitor inside the namespace, and still no legacy table there.
-      if (legacyTablesInside(this.netns, k.pid)?.size === 0) return k.rules;
-    }
+    // Still the same monitor inside the namespace, and still no legacy table there.
+    if (
+      k &&
+      k.changes === this.changes &&
+      k.pid === pid &&
+      k.started === started &&
+      legacy?.size === 0
+    )
+      return k.rules;
     this.kept = undefined;
     const changes = this.changes;
-    const rules = await this.readRules(this.netns, pid === undefined ? {} : { inside: pid });
-    if (pid !== undefined && started !== undefined && startTime(pid) === started) {
-      const legacy: Set<IpFamily> | undefined = legacyTablesInside(this.netns, pid);
-      if (legacy?.size === 0 && changes === this.changes)
-        this.kept = { rules, changes, pid, started };
-    }
+    const rules = await this.readRules(
+      this.netns,
+      legacy === undefined ? {} : { legacyTables: legacy },
+    );
+    // A legacy table made during the read is seen by the next read's look above.
+    if (
+      pid !== undefined &&
+      started !== undefined &&
+      legacy?.size === 0 &&
+      startTime(pid) === started &&
+      changes === this.changes
+    )
+      this.kept = { rules, changes, pid, started };
     return rules;
   }
 }
