@@ -175,7 +175,8 @@ export async function killOnce(
       ...(reread ? { reread } : {}),
     };
   } finally {
-    await s.agent.child.kill();
+    // The killed agent's own directory (its socket) goes too, not only the restarted one's.
+    await s.agent.stop().catch(() => {});
     await unstage(s, second);
   }
 }
