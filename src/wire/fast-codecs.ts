@@ -8,8 +8,14 @@
  */
 import { RoutesSchema, UpdateRoutesRequestSchema } from "../gen/agent_pb";
 import { HealthCheckResponseSchema } from "../gen/health_pb";
-import { ApplyRequestSchema, ApplyResponseSchema, StateSchema } from "../gen/network_pb";
+import {
+  ApplyRequestSchema,
+  ApplyResponseSchema,
+  ReadResponseSchema,
+  StateSchema,
+} from "../gen/network_pb";
 import { encodeHealthCheckResponse } from "./health-writer";
+import { encodeReadResponse } from "./read-writer";
 import { decodeUpdateRoutesRequest } from "./routes-reader";
 import { encodeRoutes } from "./routes-writer";
 import { decodeApplyRequest, decodeApplyResponse, decodeState } from "./state-reader";
@@ -28,6 +34,7 @@ export const FAST_ENCODERS: ReadonlyMap<string, FastEncoder> = new Map<string, F
   [HealthCheckResponseSchema.typeName, encodeHealthCheckResponse],
   [ApplyResponseSchema.typeName, encodeApplyResponse],
   [StateSchema.typeName, encodeState],
+  [ReadResponseSchema.typeName, encodeReadResponse],
 ]);
 
 /** The host's: requests it writes, answers it reads (no entry limit, as its fromBinary has none). */

@@ -7,7 +7,7 @@
  * each checked first (src/net/iproute/route-lookup.ts), at most MAX_LOOKUPS.
  * Neither changes anything, so neither waits for the write queue.
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import type { Logger } from "../../common/log";
 import { type Network, ReadResponseSchema } from "../../gen/network_pb";
 import {
@@ -25,6 +25,7 @@ import { readSysctlTree, SysctlTreeTooLarge } from "../../net/sysctl/sysctl-tree
 import { Code, TtrpcError } from "../../ttrpc/codes";
 import { MAX_DATA_LENGTH } from "../../ttrpc/limits";
 import type { ServiceImpl } from "../../ttrpc/service";
+import { readResponseBytes } from "../../wire/read-writer";
 import { invalid } from "../validate/validate-fields";
 
 /** The largest Read answer: a frame, less room for the response envelope around it. */
@@ -91,7 +92,8 @@ export function createLookupService(options: LookupServiceOptions): ServiceImpl<
         sysctls: [...sysctls].map(([path, value]) => ({ path, value })),
         freshSysctls: [...fresh].map(([path, value]) => ({ path, value })),
       });
-      const bytes = toBinary(ReadResponseSchema, answer).length;
+      // Measured as it is sent: these very bytes are the answer (read-writer.ts).
+      const bytes = readResponseBytes(answer).length;
       if (bytes > READ_MAX_BYTES) {
         const sizes = listings
           .map((l) => [l.name, l.output.length] as const)

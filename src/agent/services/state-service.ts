@@ -59,7 +59,7 @@ export function createStateService(options: StateServiceOptions): ServiceImpl<ty
     async get(_request, ctx) {
       const s = await ip.readFullState({ signal: ctx.signal });
       const names = s.links.map((l) => l.name).filter(isManagedLink);
-      const values = sysctl.read(sysctl.list(names));
+      const values = sysctl.readLinks(names);
       const sysctls: Sysctl[] = [...values].map(([key, value]) => ({ key, value }));
       return stateToWire({ ...s, sysctls });
     },

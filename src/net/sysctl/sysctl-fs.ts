@@ -6,6 +6,8 @@
 import { closeSync, existsSync, openSync, readdirSync, readSync, writeFileSync } from "node:fs";
 import { NetError } from "../model/net-error";
 import {
+  isSysctlIface,
+  isSysctlLeaf,
   NAMESPACED_KEYS,
   PER_INTERFACE,
   parseSysctlKey,
@@ -57,7 +59,7 @@ export class SysctlFs {
     const out = new Map<string, string>();
     for (const key of keys) {
       try {
-        out.set(key, readSmall(this.path(key)).replace(/\n$/, ""));
+        out.set(key, withoutNewline(readSmall(this.path(key))));
       } catch {
         // absent or unreadable: not part of the state
       }
@@ -91,23 +93,41 @@ export class SysctlFs {
     }
   }
 
-  /** Every allowed key that exists for these interfaces (with all/default) and the namespaced ones. */
-  list(ifaces: readonly string[]): string[] {
-    const keys: string[] = [...NAMESPACED_KEYS];
+  /**
+   * Every allowed key that can be read for these interfaces (with all and
+   * default) and the namespaced ones, with its value: Get's read. Keys are
+   * made from each directory's names as they are read, not parsed back
+   * one by one (a guest of two links has about 500, read cold by a Get or
+   * two in a pod's life).
+   */
+  readLinks(ifaces: readonly string[]): Map<string, string> {
+    const out = this.read(NAMESPACED_KEYS);
     for (const { prefix, dir } of PER_INTERFACE) {
       for (const iface of ["all", "default", ...ifaces]) {
+        if (!isSysctlIface(iface)) continue;
+        const base = `${this.root}/${dir}/${iface}/`;
         let leaves: string[];
         try {
-          leaves = readdirSync(`${this.root}/${dir}/${iface}`);
+          leaves = readdirSync(base);
         } catch {
           continue;
         }
-        for (const leaf of leaves.sort()) keys.push(`${prefix}${sysctlPart(iface)}.${leaf}`);
+        const key = `${prefix}${sysctlPart(iface)}.`;
+        for (const leaf of leaves.sort()) {
+          if (!isSysctlLeaf(leaf)) continue;
+          try {
+            out.set(key + leaf, withoutNewline(readSmall(base + leaf)));
+          } catch {
+            // absent or unreadable: not part of the state
+          }
+        }
       }
     }
-    return keys.filter((k) => typeof parseSysctlKey(k) !== "string");
+    return out;
   }
 }
+
+const withoutNewline = (s: string) => (s.endsWith("\n") ? s.slice(0, -1) : s);
 
 /** One buffer for every read: a sysctl's value is a line or a few. */
 const READ_BUFFER = Buffer.allocUnsafe(4096);

@@ -113,6 +113,11 @@ const LEAF = /^[a-z0-9_]{1,64}$/;
 /** A link name as the kernel takes it (15 bytes, no "/"), or all/default. */
 const IFACE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$/;
 
+/** Whether a directory name under conf/ or neigh/ is a link name a key can name (or all/default). */
+export const isSysctlIface = (name: string) => IFACE.test(name);
+/** Whether a file name there is a key's last part. */
+export const isSysctlLeaf = (name: string) => LEAF.test(name);
+
 /** A link name as a part of a sysctl(8) name: its dots as "/". */
 export function sysctlPart(iface: string): string {
   return iface.replaceAll(".", "/");
