@@ -9,7 +9,7 @@
  */
 
 import { splitJsonDocuments } from "../parse/json-documents";
-import { type RawRun, rawRunError, runIpRaw } from "./ip-raw";
+import { type RawRun, rawRunError, runIpRaw, runListings } from "./ip-raw";
 import type { IpRunner } from "./ip-runner";
 
 const PER_FAMILY = [
@@ -58,7 +58,12 @@ export async function readListings(
 ): Promise<RawListing[]> {
   const batch = (family: string[], lines: readonly string[]) => {
     const args = ["-d", "-j", ...family, "-batch", "-"];
-    return runIpRaw(runner, args, { ...opts, stdin: `${lines.join("\n")}\n` }).then((r) => ({
+    // Without a family, the lines are the resident session's when it is free (the same words).
+    const run =
+      family.length === 0
+        ? runListings(runner, lines, opts)
+        : runIpRaw(runner, args, { ...opts, stdin: `${lines.join("\n")}\n` });
+    return run.then((r) => ({
       args,
       lines,
       r,

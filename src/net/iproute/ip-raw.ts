@@ -9,6 +9,7 @@
 
 import { NetError } from "../model/net-error";
 import { classifyIpError, ipErrorText } from "../parse/ip-errors";
+import type { RunResult } from "./ip-resident";
 import type { IpRunner } from "./ip-runner";
 
 export interface RawRun {
@@ -28,12 +29,28 @@ export async function runIpRaw(
   args: readonly string[],
   opts: { stdin?: string; signal?: AbortSignal } = {},
 ): Promise<RawRun> {
-  const r = await runner.runOnce([...args], opts);
-  if (r.killed) throw r.killed;
-  return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+  return raw(await runner.runOnce([...args], opts));
 }
 
 /** A failed run as the error the caller throws: the command and iproute2's words. */
 export function rawRunError(args: readonly string[], r: RawRun): NetError {
   return new NetError(classifyIpError(r.stderr), `ip ${args.join(" ")}: ${ipErrorText(r.stderr)}`);
+}
+
+/**
+ * Show lines as `ip -d -j -batch -` prints them, through the runner's
+ * resident session when it is free (IpRunner.runListings); throws as
+ * {@link runIpRaw}.
+ */
+export async function runListings(
+  runner: IpRunner,
+  lines: readonly string[],
+  opts: { signal?: AbortSignal } = {},
+): Promise<RawRun> {
+  return raw(await runner.runListings(lines, opts));
+}
+
+function raw(r: RunResult): RawRun {
+  if (r.killed) throw r.killed;
+  return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
 }
