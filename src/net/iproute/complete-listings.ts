@@ -73,11 +73,22 @@ export async function readListings(
   const perFamily = PER_FAMILY.map(([, line]) => line);
   const text = (family: "-4" | "-6") => one(["-d", family, "route", "show", "table", "all"]);
   const later = opts.textWhenMetrics === true;
-  const [links, v4, v6, nexthop, text4, text6] = await Promise.all([
-    batch([], ["link show", "address show"]),
+  // Links, addresses and nexthop objects in one run. A kernel without
+  // nexthop objects fails the batch at its last line: then they are read
+  // apart, the nexthop listing's failure its own.
+  const familyLess = async () => {
+    const together = await batch([], ["link show", "address show", "nexthop show"]);
+    if (together.r.code === 0) return { links: together, nexthop: undefined };
+    const [links, nexthop] = await Promise.all([
+      batch([], ["link show", "address show"]),
+      one(["-d", "-j", "nexthop", "show"]),
+    ]);
+    return { links, nexthop };
+  };
+  const [{ links, nexthop }, v4, v6, text4, text6] = await Promise.all([
+    familyLess(),
     batch(["-4"], perFamily),
     batch(["-6"], perFamily),
-    one(["-d", "-j", "nexthop", "show"]),
     later ? undefined : text("-4"),
     later ? undefined : text("-6"),
   ]);
@@ -94,8 +105,9 @@ export async function readListings(
     return docs.map((d) => JSON.stringify(d));
   };
   if (links.r.code !== 0) throw rawRunError(links.args, links.r);
-  const [link = "[]", address = "[]"] = documents(links);
+  const [link = "[]", address = "[]", nexthops = "[]"] = documents(links);
   out.push({ name: "link", output: link }, { name: "address", output: address });
+  if (nexthop === undefined) out.push({ name: "nexthop", output: nexthops });
   for (const [family, b] of [
     ["4", v4],
     ["6", v6],
@@ -116,7 +128,7 @@ export async function readListings(
       return out.push({ name, output: "", error: o.r.stderr.trim() });
     throw rawRunError(o.args, o.r);
   };
-  optional("nexthop", nexthop);
+  if (nexthop !== undefined) optional("nexthop", nexthop);
   const withMetrics = (name: ListingName) =>
     out.some((l) => l.name === name && l.output.includes('"metrics":'));
   const [t4, t6] = later
