@@ -60,6 +60,8 @@ export function netnsName(netns: string): string | undefined {
 }
 
 const IP_TIMEOUT_MS = 5000;
+/** Names set by one `ip` at most (its stdin: about 60 bytes a name). */
+const NSID_BATCH_MAX = 500;
 
 export class NodeMonitor {
   private readonly byNsid = new Map<number, OnChange>();
@@ -67,6 +69,9 @@ export class NodeMonitor {
   private lastNsid: number | "current" | undefined;
   private stopped = false;
   private delay = 1000;
+  /** Names waiting for their nsid, and whether an `ip` is setting some now. */
+  private readonly asked: { name: string; resolve: (nsid: number | undefined) => void }[] = [];
+  private setting = false;
 
   constructor(
     private readonly warn: (message: string) => void,
@@ -153,30 +158,58 @@ export class NodeMonitor {
 
   /**
    * Gives `name` an nsid here if it has none, and says which it has;
-   * undefined if that failed. One `ip` for both (`-force`: the listing
-   * runs after a set refused because the namespace has an nsid already);
-   * `name` is netnsName's, letters, digits and `._-` alone, so it is one
-   * word of a batch line.
+   * undefined if that failed. The names asked for while one `ip` runs go
+   * together in the next: a follower's start asks for every pod at once,
+   * and one process sets them all (`-force`: the batch goes on past a set
+   * refused because a namespace has an nsid already, and the listing at
+   * its end says which each has). `name` is netnsName's, letters, digits
+   * and `._-` alone, so it is one word of a batch line.
    */
-  private async nsidOf(name: string): Promise<number | undefined> {
+  private nsidOf(name: string): Promise<number | undefined> {
+    return new Promise((resolve) => {
+      this.asked.push({ name, resolve });
+      if (!this.setting) void this.setNsids();
+    });
+  }
+
+  /** Sets the nsids asked for, one batch at a time, until none is waiting. */
+  private async setNsids(): Promise<void> {
+    this.setting = true;
+    try {
+      while (this.asked.length > 0) {
+        const batch = this.asked.splice(0, NSID_BATCH_MAX);
+        const ids = await this.runNsidBatch(batch.map((a) => a.name));
+        for (const { name, resolve } of batch) {
+          const nsid = ids.nsids.get(name);
+          if (nsid === undefined)
+            this.warn(`ip netns set ${name} auto: ${ids.why}; its own ip monitor instead`);
+          resolve(nsid);
+        }
+      }
+    } finally {
+      this.setting = false;
+    }
+  }
+
+  private async runNsidBatch(
+    names: readonly string[],
+  ): Promise<{ nsids: Map<string, number>; why: string }> {
     const r = await runProcess({
       argv: [this.ipBinary, "-j", "-force", "-batch", "-"],
-      stdin: `netns set ${name} auto\nnetns list-id\n`,
+      stdin: `${names.map((n) => `netns set ${n} auto\n`).join("")}netns list-id\n`,
       timeoutMs: IP_TIMEOUT_MS,
       maxOutputBytes: 1 << 20,
       maxStderrBytes: 4096,
     });
+    const nsids = new Map<string, number>();
     try {
       const ids = JSON.parse(new TextDecoder().decode(r.stdout)) as {
         nsid: number;
         name?: string;
       }[];
-      const nsid = ids.find((e) => e.name === name)?.nsid;
-      if (nsid !== undefined) return nsid;
+      for (const e of ids) if (e.name !== undefined) nsids.set(e.name, e.nsid);
     } catch {}
-    const why = r.stderr.trim().split("\n")[0] || r.stop.kind;
-    this.warn(`ip netns set ${name} auto: ${why}; its own ip monitor instead`);
-    return undefined;
+    return { nsids, why: r.stderr.trim().split("\n")[0] || r.stop.kind };
   }
 
   private async ownMonitor(netns: string, onChange: OnChange): Promise<Subscription> {

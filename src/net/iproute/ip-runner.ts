@@ -131,16 +131,6 @@ export class IpRunner {
   }
 
   /**
-   * `addr show` as iproute2 prints it (JSON, with -details), unparsed: the
-   * resident session's when it is free, so a wait that reads the links
-   * again and again (link-ready.ts) starts no process for it.
-   */
-  async readAddressListing(opts?: IpRunOptions): Promise<unknown> {
-    const [listing] = await this.readBatch(["addr show"], opts);
-    return listing;
-  }
-
-  /**
    * Show lines as one `ip -json -details -batch -`, the output as iproute2
    * printed it: the resident session's when it is free (the complete
    * read's family-less listings: ip-raw.ts), else a process's.

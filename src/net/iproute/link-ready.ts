@@ -7,6 +7,7 @@
  * ever: such a link is not waited for.
  */
 import { readFileSync } from "node:fs";
+import { runIpRaw } from "./ip-raw";
 import type { IpRunner } from "./ip-runner";
 import { awaitingReady, type LinkRead } from "./link-readiness";
 
@@ -15,7 +16,9 @@ const LINK_READY_WAIT_MS = 1_000;
 const POLL_MS = 5;
 
 async function readLinks(ip: IpRunner): Promise<LinkRead[]> {
-  const value = await ip.readAddressListing();
+  const r = await runIpRaw(ip, ["-j", "addr", "show"]);
+  if (r.code !== 0) throw new Error(`reading the links: ${r.stderr.trim()}`);
+  const value: unknown = JSON.parse(r.stdout || "[]");
   return Array.isArray(value)
     ? value.filter((x): x is LinkRead => typeof x === "object" && x !== null)
     : [];
@@ -51,9 +54,7 @@ const SYS_CLASS_NET = "/sys/class/net";
  * (the agent, in its own namespace), the waiting polls each awaited
  * link's operstate file, a read with no process (an `ip` process per poll
  * was about 25 processes for one link-watch second), and `ip` reads the
- * links once more when they are ready. The agent's reads go to its
- * resident `ip` when it is free (IpRunner.readAddressListing): an Apply
- * that raises a link starts no process to read it.
+ * links once more when they are ready.
  */
 export async function waitLinksReady(
   ip: IpRunner,
