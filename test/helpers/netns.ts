@@ -31,6 +31,22 @@ export class Netns {
     return JSON.parse(out || "[]") as T;
   }
 
+  /**
+   * The listings of `lines` (show lines), parsed, from one
+   * `ip -n NAME -json -details -batch -`: one process for what would be
+   * one per listing (a check repeated while something is being measured).
+   */
+  async listings(lines: readonly string[]): Promise<unknown[]> {
+    const args = ["-n", this.name, "-json", "-details", "-batch", "-"];
+    const r = await run("ip", args, 60_000, `${lines.join("\n")}\n`);
+    if (r.code !== 0) throw new Error(`ip ${args.join(" ")}: ${r.stderr.trim()}`);
+    const docs = r.stdout.split("\n").filter((l) => l.trim() !== "");
+    if (docs.length !== lines.length) {
+      throw new Error(`ip -batch: ${docs.length} listings for ${lines.length} lines`);
+    }
+    return docs.map((d) => JSON.parse(d) as unknown);
+  }
+
   /** The raw text of `ip -json route` for both families: for byte-identical comparisons. */
   async routeDump(): Promise<string> {
     const v4 = await this.ip("-json", "-details", "route", "show", "table", "main");

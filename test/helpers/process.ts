@@ -151,18 +151,26 @@ export function processName(pid: number): string {
 }
 
 /** Starts `file` with `args`, no shell, stdin closed. */
-export function start(file: string, args: readonly string[], env?: NodeJS.ProcessEnv): Child {
-  const proc = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env: env ?? process.env });
+export function start(
+  file: string,
+  args: readonly string[],
+  env?: NodeJS.ProcessEnv,
+  stdin?: string,
+): Child {
+  const input = stdin === undefined ? "ignore" : "pipe";
+  const proc = spawn(file, args, { stdio: [input, "pipe", "pipe"], env: env ?? process.env });
+  if (stdin !== undefined) proc.stdin?.end(stdin);
   return new Child(proc, [file, ...args].join(" "));
 }
 
-/** Runs `file` to completion and returns its exit and output. */
+/** Runs `file` (fed `stdin`, if given) to completion and returns its exit and output. */
 export async function run(
   file: string,
   args: readonly string[],
   timeoutMs = 60_000,
+  stdin?: string,
 ): Promise<Exit & { stdout: string; stderr: string }> {
-  const child = start(file, args);
+  const child = start(file, args, undefined, stdin);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {

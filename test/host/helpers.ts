@@ -279,7 +279,11 @@ export interface PlainRoute {
 export async function userRoutes(ns: Netns): Promise<PlainRoute[]> {
   const read = (...fam: string[]) =>
     ns.json<(PlainRoute & { protocol?: string })[]>(...fam, "route", "show", "table", "main");
-  const all = [...(await read()), ...(await read("-6"))];
+  return plainRoutes([...(await read()), ...(await read("-6"))]);
+}
+
+/** `ip -json` routes (of the main table) as userRoutes gives them: not the kernel's, sorted. */
+export function plainRoutes(all: readonly (PlainRoute & { protocol?: string })[]): PlainRoute[] {
   return all
     .filter((r) => r.protocol !== "kernel")
     .map(({ dst, gateway, dev, prefsrc, scope }) => ({
