@@ -97,7 +97,10 @@ export function followMetrics(source: {
       const stillDifferent =
         e.event === "resync" &&
         e.verified !== undefined &&
-        !("differences" in e.verified && e.verified.differences.length === 0);
+        !(
+          "differences" in e.verified &&
+          (e.verified.differences.length === 0 || e.verified.superseded)
+        );
       if (e.event === "error" || stillDifferent) failures.inc({ sandbox: e.sandbox });
     },
     changeToEqual: (ms) => latency.observe(ms / 1000),

@@ -30,6 +30,21 @@ import {
 } from "../sync/sync-verify";
 import type { GuestCheck } from "../watch/pod-sync";
 
+/** Waits `ms`; false when `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal === undefined) return Bun.sleep(ms).then(() => true);
+  return new Promise((resolve) => {
+    const done = (waited: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", aborted);
+      resolve(waited);
+    };
+    const aborted = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal.addEventListener("abort", aborted, { once: true });
+  });
+}
+
 /**
  * A quick negative before the first sync: the pod's addresses the guest
  * lacks, from one netagent.v1 Get (a fresh guest has none of them, and a
@@ -101,7 +116,18 @@ async function compareOnce(
 export async function checkGuest(
   client: AgentClient,
   pod: PodState,
-  opts: { netns: string; label: string; timeoutMs: number; settle: boolean },
+  opts: {
+    netns: string;
+    label: string;
+    timeoutMs: number;
+    settle: boolean;
+    /**
+     * Aborted when the pod changes after the sync read it: differences then
+     * may be that change, which the next sync sends, so they are not read
+     * again after a pause (the check ends as superseded, the next sync starts).
+     */
+    superseded?: AbortSignal;
+  },
   /** Runs each read (the caller's node-wide bound on reads); never held across the pause. */
   slot: <T>(read: () => Promise<T>) => Promise<T> = (read) => read(),
 ): Promise<GuestCheck> {
@@ -138,9 +164,12 @@ export async function checkGuest(
       continue;
     }
     differences = once.differences;
-    if (differences.length === 0 || read >= reads) break;
+    if (differences.length === 0) break;
+    const { superseded } = opts;
+    if (superseded?.aborted) return { differences, superseded: true };
+    if (read >= reads) break;
     read++;
-    await Bun.sleep(VERIFY_PAUSE_MS);
+    if (!(await pause(VERIFY_PAUSE_MS, superseded))) return { differences, superseded: true };
   }
   return { differences };
 }

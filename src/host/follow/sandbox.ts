@@ -230,11 +230,17 @@ export class Sandbox {
         this.deps.syncsFirst.sync(() =>
           syncPod(client, pod, { timeoutMs: this.deps.timeoutMs, ...(guest ? { guest } : {}) }),
         ),
-      check: (client, pod, when) =>
+      check: (client, pod, when, superseded) =>
         checkGuest(
           client,
           pod,
-          { netns, label, timeoutMs: this.deps.timeoutMs, settle: when === "after" },
+          {
+            netns,
+            label,
+            timeoutMs: this.deps.timeoutMs,
+            settle: when === "after",
+            ...(superseded ? { superseded } : {}),
+          },
           async (read) => {
             await this.deps.syncsFirst.quiet();
             return this.deps.checks.run(read);
@@ -300,7 +306,10 @@ export class Sandbox {
       const v = e.verified;
       if (v === undefined || ("differences" in v && v.differences.length === 0))
         this.becameEqual(e.at);
-      else {
+      else if ("superseded" in v) {
+        // Not a failure: the pod changed meanwhile, and the next sync is already due.
+        this.set("syncing", null, false);
+      } else {
         this.failures++;
         const why =
           "unchecked" in v

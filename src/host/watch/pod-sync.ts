@@ -62,8 +62,17 @@ export interface PodSyncOptions {
   gone(): boolean;
   /** Called when a read failed because the namespace is gone. */
   onGone(): void;
-  /** Compares guest and pod completely (follow): before the first sync and after each. */
-  check?: (client: AgentClient, pod: PodState, when: "before" | "after") => Promise<GuestCheck>;
+  /**
+   * Compares guest and pod completely (follow): before the first sync and
+   * after each. `superseded` aborts when the pod changes after this sync
+   * began (the check need not wait on what that change explains).
+   */
+  check?: (
+    client: AgentClient,
+    pod: PodState,
+    when: "before" | "after",
+    superseded?: AbortSignal,
+  ) => Promise<GuestCheck>;
   resync?: ResyncConfig;
 }
 
@@ -172,6 +181,8 @@ export class PodSync {
   private tracked = new Set<string>();
   private seq = 0;
   private trigger: Record<string, number> = {};
+  /** The sync in flight's: aborted by a change in the pod meanwhile. */
+  private changed: AbortController | undefined;
   private stopping = false;
   private readonly scheduler: ResyncScheduler;
   resyncs = 0;
@@ -185,6 +196,7 @@ export class PodSync {
   /** A change was seen (`kind` counts it in the next sync's trigger). */
   notify(kind?: string): void {
     if (kind) this.trigger[kind] = (this.trigger[kind] ?? 0) + 1;
+    this.changed?.abort();
     this.scheduler.notify();
   }
 
@@ -218,6 +230,16 @@ export class PodSync {
   }
 
   private async runSync(): Promise<SyncOutcome> {
+    const changed = new AbortController();
+    this.changed = changed;
+    try {
+      return await this.syncOnce(changed.signal);
+    } finally {
+      if (this.changed === changed) this.changed = undefined;
+    }
+  }
+
+  private async syncOnce(superseded: AbortSignal): Promise<SyncOutcome> {
     const t0 = performance.now();
     const cause = this.trigger;
     this.trigger = {};
@@ -283,7 +305,7 @@ export class PodSync {
       const viaApply = report.kind === "apply";
       for (const r of retired) r.down = viaApply && r.found;
       const verified = this.o.check
-        ? withoutGuest(await this.o.check(client, pod, "after"))
+        ? withoutGuest(await this.o.check(client, pod, "after", superseded))
         : undefined;
       this.resyncs++;
       this.o.emit({
@@ -310,6 +332,8 @@ export class PodSync {
         this.readBack = report.apply.result;
       if (!equal) {
         this.failedLast = true;
+        // Superseded: the change that came meanwhile has its sync due already.
+        if (verified !== undefined && "superseded" in verified) return "ok";
         return "failed"; // not equal after a sync: waits for the pod's next change
       }
       return "ok";

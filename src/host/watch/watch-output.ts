@@ -20,7 +20,13 @@ export function packetFilterSummary(rules: MirrorReport | { skipped: string }): 
 }
 
 /** A complete comparison of guest and pod: the differences (none: equal), or why it could not be made. */
-export type PodCheck = { differences: string[] } | { unchecked: string };
+/**
+ * A complete comparison's outcome: its differences (none: equal), with
+ * `superseded` when the pod changed after the sync read it and the
+ * differences may be that change (the next sync sends it and compares
+ * again); or why no comparison could be made.
+ */
+export type PodCheck = { differences: string[]; superseded?: true } | { unchecked: string };
 
 /** A NIC that left the pod, and what was done to its guest twin. */
 export interface RetiredNic {
@@ -189,6 +195,8 @@ export function renderText(e: WatchEvent): string {
 function verifiedText(v: PodCheck): string {
   if ("unchecked" in v) return `not verified: ${v.unchecked}`;
   if (v.differences.length === 0) return "verified: the guest equals the pod (complete read)";
+  if (v.superseded)
+    return `not verified: the pod changed during the sync (found: ${list(v.differences)}); syncing again`;
   return `still different: ${list(v.differences)}`;
 }
 
