@@ -83,6 +83,8 @@ export interface RegistryChoices {
   ipBin?: string;
   /** The resident ip process the calls share (none: every run a one-shot ip). */
   session?: IpSession;
+  /** The resident `ip -6` the calls share for IPv6 rules and listings (none: one-shot). */
+  session6?: IpSession;
   /** Front mode: grpc.Health and GetMetrics are the upstream's (forwarded). */
   front?: boolean;
   /** The guest's network policy (none: every valid call goes ahead). */
@@ -96,10 +98,15 @@ export interface RegistryChoices {
  * upstream's answer gets netagent's metrics appended on its way back).
  */
 export function buildRegistry(choices: RegistryChoices): ServiceRegistry {
-  const { log, metrics, ipBin = "ip", session, front = false, journal, gate } = choices;
+  const { log, metrics, ipBin = "ip", session, session6, front = false, journal, gate } = choices;
   // One write queue: link, route, neighbour, packet-filter and whole-state changes never overlap.
   const queue = new SerialQueue(MAX_QUEUED_WRITES, journal);
-  const ip = new IpRunner({ binary: ipBin, slots: new Semaphore(MAX_IP_PROCESSES), session });
+  const ip = new IpRunner({
+    binary: ipBin,
+    slots: new Semaphore(MAX_IP_PROCESSES),
+    session,
+    session6,
+  });
   const registry = new ServiceRegistry(AGENT_REGISTRY_OPTIONS);
   if (!front) registry.register(Health, healthService);
   const kata = {
@@ -233,6 +240,9 @@ async function main(argv: string[]): Promise<number> {
   const metrics = new AgentMetrics();
   const policy = loaded && startPolicy(loaded, config.stateDir, log);
   const session = config.ipSession ? new IpSession(config.ipBin ?? "ip") : undefined;
+  // The IPv6 rules and listings of a Get, an Apply's read back and a Read: a process each
+  // without it. Started at its first use, not warmed: the Kata calls never list IPv6 rules.
+  const session6 = config.ipSession ? new IpSession(config.ipBin ?? "ip", true) : undefined;
   // The resident ip is started once the first call is answered (or a while
   // after listening, whichever comes first), not before: on a guest's one
   // vCPU its start would delay that first answer, the shim's Check; the
@@ -251,6 +261,7 @@ async function main(argv: string[]): Promise<number> {
       front: config.upstream !== undefined,
       ...(policy ? { gate: policy.gate } : {}),
       ...(session ? { session } : {}),
+      ...(session6 ? { session6 } : {}),
       ...(config.ipBin === undefined ? {} : { ipBin: config.ipBin }),
     }),
     log,

@@ -288,3 +288,79 @@ describe("IpSession: a missing binary, warnings, a cancelled call", () => {
     expect(session.busy).toBe(false);
   });
 });
+
+describe("IpSession as ip -6 (IPv6 rules, nexthop objects and listings)", () => {
+  async function setup6() {
+    const s = await setup();
+    await s.ns.ip("-6", "addr", "add", "2001:db8:1::2/64", "dev", "eth0", "nodad");
+    await s.ns.ip("-6", "addr", "add", "2001:db8:2::2/64", "dev", "eth1", "nodad");
+    await s.ns.ip("-6", "rule", "add", "from", "2001:db8:7::/48", "table", "7", "pref", "700");
+    await s.ns.ip("-6", "route", "add", "2001:db8:9::/48", "via", "2001:db8:1::1", "dev", "eth0");
+    const session6 = new IpSession(s.bin, true);
+    cleanup.push(() => session6.close());
+    const run6 = (lines: string[]) => session6.exchange(lines, lines.length, { timeoutMs: 30_000 });
+    return { ...s, session6, run6 };
+  }
+  const dev6 = (stdout: string, dst: string) =>
+    (JSON.parse(stdout) as { dst: string; dev: string }[]).find((r) => r.dst === dst)?.dev;
+
+  it("lists what a one-shot `ip -6` lists, exchange after exchange from one process", async () => {
+    const { ns, session6, run6 } = await setup6();
+    // Rules and the route added are compared whole; the kernel's own routes come and go
+    // (link-local ones as links come up), so of the routes only that one.
+    const lines = ["rule show", "route show table all"];
+    const added = (doc: unknown) =>
+      (doc as { dst: string }[]).find((r) => r.dst === "2001:db8:9::/48");
+    for (let i = 0; i < 3; i++) {
+      const r = await run6(lines);
+      expect(r.exitCode).toBe(0);
+      const [rules, routes] = r.stdout.split("\n").map((d) => JSON.parse(d));
+      expect(rules).toEqual(await ns.json("-6", "rule", "show"));
+      expect(added(routes)).toEqual(added(await ns.json("-6", "route", "show", "table", "all")));
+      expect(added(routes)).toMatchObject({ gateway: "2001:db8:1::1", dev: "eth0" });
+    }
+    const rules = JSON.parse((await run6(["rule show"])).stdout) as { priority: number }[];
+    expect(rules.map((x) => x.priority)).toContain(700);
+    expect(session6.started).toBe(1);
+  });
+
+  it("names links by their names now after they were renamed under it (its names checked first)", async () => {
+    const { ns, session6, run6 } = await setup6();
+    expect(dev6((await run6(["route show table all"])).stdout, "2001:db8:9::/48")).toBe("eth0");
+    // not a wait: past LISTING_TRUSTED_MS (100 ms) after its last check, as a later call comes
+    await new Promise((r) => setTimeout(r, 150));
+    await ns.ip("link", "set", "eth0", "name", "ethtmp");
+    await ns.ip("link", "set", "eth1", "name", "eth0");
+    await ns.ip("link", "set", "ethtmp", "name", "eth1");
+    expect(dev6((await run6(["route show table all"])).stdout, "2001:db8:9::/48")).toBe("eth1");
+    expect(session6.started).toBe(2);
+  });
+
+  it("an agent's runner: Read's IPv6 listings and the IPv6 rules go to it, the others to the other session", async () => {
+    const { ns, bin, session } = await setup6();
+    const session6 = new IpSession(bin, true);
+    cleanup.push(() => session6.close());
+    const runner = new IpRunner({ binary: bin, session, session6 });
+    const rules = await runner.readRules6();
+    expect(rules.some((r) => r.priority === 700)).toBe(true);
+    const full = await runner.readFullState();
+    expect(full.rules.filter((r) => r.family === 6).map((r) => r.priority)).toContain(700);
+    expect(session6.started).toBe(1);
+    expect(session.started).toBe(1);
+    // A change through the other session renames a link: the IPv6 one checks its names after it.
+    await runner.batch([
+      "link set eth0 name ethtmp",
+      "link set eth1 name eth0",
+      "link set ethtmp name eth1",
+    ]);
+    const r = await runner.runListings(["route show table all"], { ipv6: true });
+    expect(dev6(r.stdout, "2001:db8:9::/48")).toBe("eth1");
+    const [own] = await ns.json<{ dst: string; dev: string }[]>(
+      "-6",
+      "route",
+      "show",
+      "2001:db8:9::/48",
+    );
+    expect(own?.dev).toBe("eth1");
+  });
+});

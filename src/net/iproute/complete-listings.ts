@@ -58,10 +58,10 @@ export async function readListings(
 ): Promise<RawListing[]> {
   const batch = (family: string[], lines: readonly string[]) => {
     const args = ["-d", "-j", ...family, "-batch", "-"];
-    // Without a family, the lines are the resident session's when it is free (the same words).
+    // Without a family or with -6, the lines are a resident session's when it is free (the same words).
     const run =
-      family.length === 0
-        ? runListings(runner, lines, opts)
+      family.length === 0 || family[0] === "-6"
+        ? runListings(runner, lines, { ...opts, ipv6: family[0] === "-6" })
         : runIpRaw(runner, args, { ...opts, stdin: `${lines.join("\n")}\n` });
     return run.then((r) => ({
       args,

@@ -1,7 +1,7 @@
 /**
- * Where a piece of `ip` work runs: an exchange with the resident session
- * (ip-session.ts) when there is one, it is free and the work is small, else
- * a one-shot process (ip-one-shot.ts). Both answer with the same RunResult,
+ * Where a piece of `ip` work runs: an exchange with a resident session
+ * (ip-session.ts; `ip -6` work with the IPv6 one) when there is one, it is
+ * free and the work is small, else a one-shot process (ip-one-shot.ts). Both answer with the same RunResult,
  * so the reader of a result does not know which ran it.
  */
 import type { IpOneShot } from "./ip-one-shot";
@@ -36,13 +36,17 @@ export interface IpWork {
   details?: boolean;
   /** A one-shot process whatever the size: a part of a large batch, or its read of a large table. */
   oneShot?: boolean;
-}
-
-/** A change batch: `force` carries on past failures, `ipv6` runs it as `ip -6`. */
-export interface BatchWork extends IpWork {
-  force?: boolean;
+  /** As `ip -6`: lines whose family only the command line can give (IPv6 rules, nexthop objects). */
   ipv6?: boolean;
 }
+
+/** A change batch: `force` carries on past failures (always one-shot). */
+export interface BatchWork extends IpWork {
+  force?: boolean;
+}
+
+/** What an `ip -6` answers on a kernel without IPv6 (ipv6.disable=1). */
+const NO_IPV6 = /Address family not supported/i;
 
 export class IpDispatch {
   /** The last route table read had more than SESSION_MAX_ROUTES routes. */
@@ -51,6 +55,8 @@ export class IpDispatch {
   constructor(
     readonly oneShot: IpOneShot,
     readonly session?: IpSession,
+    /** The `ip -6` session; dropped on a kernel without IPv6 (every exchange would fail). */
+    private session6?: IpSession,
   ) {}
 
   /** Remembers whether the table just read is too large for the session. */
@@ -64,15 +70,15 @@ export class IpDispatch {
    * `ip -json [-details] -batch -`.
    */
   jsonBatch(lines: readonly string[], reads: number, work: IpWork = {}): Promise<RunResult> {
-    const session = work.oneShot ? undefined : this.sessionFor(lines.length);
-    return session
-      ? this.exchange(session, lines, reads, work)
-      : this.oneShotBatch([...jsonArgs(work), "-batch", "-"], lines, lines.length - reads, work);
+    const session = work.oneShot ? undefined : this.sessionFor(lines.length, work.ipv6);
+    if (session) return this.exchange(session, lines, reads, work);
+    const args = [...familyArgs(work), ...jsonArgs(work), "-batch", "-"];
+    return this.oneShotBatch(args, lines, lines.length - reads, work);
   }
 
   /**
    * `lines` as one `ip -batch -` and then `reads` show lines (whose listings
-   * need -json); `-force` and `-6` batches always run one-shot.
+   * need -json); `-force` batches always run one-shot.
    */
   changeBatch(
     lines: readonly string[],
@@ -80,12 +86,10 @@ export class IpDispatch {
     work: BatchWork,
   ): Promise<RunResult> {
     const all = [...lines, ...reads];
-    const session =
-      work.force || work.ipv6 || work.oneShot ? undefined : this.sessionFor(all.length);
+    const session = work.force || work.oneShot ? undefined : this.sessionFor(all.length, work.ipv6);
     if (session) return this.exchange(session, all, reads.length, work);
     const args = work.force ? ["-force", "-batch", "-"] : ["-batch", "-"];
-    // `-6`: lines whose family only the command line can give (IPv6 rules without a prefix).
-    if (work.ipv6) args.unshift("-6");
+    args.unshift(...familyArgs(work));
     if (reads.length > 0) args.unshift(...jsonArgs(work));
     return this.oneShotBatch(args, all, lines.length, work);
   }
@@ -95,25 +99,37 @@ export class IpDispatch {
     return this.oneShot.run([...jsonArgs(work), ...args], undefined, work.signal);
   }
 
-  /** The resident session, when there is one, it is free and `lines` are small work. */
-  private sessionFor(lines: number): IpSession | undefined {
-    const session = this.session;
+  /** The resident session (of the family), when there is one, it is free and `lines` are small work. */
+  private sessionFor(lines: number, ipv6 = false): IpSession | undefined {
+    const session = ipv6 ? this.session6 : this.session;
     if (session === undefined || session.busy || this.largeTables) return undefined;
     return lines > SESSION_MAX_LINES ? undefined : session;
   }
 
-  /** `lines` as an exchange with `session`; changes alone end with a show line. */
-  private exchange(
+  /**
+   * `lines` as an exchange with `session`; changes alone end with a show
+   * line. Changes made through one session may rename links under the
+   * other's name cache: the other checks its links before its next exchange.
+   */
+  private async exchange(
     session: IpSession,
     lines: readonly string[],
     reads: number,
     work: IpWork,
   ): Promise<RunResult> {
     const all = reads > 0 ? lines : [...lines, SESSION_SENTINEL];
-    return session.exchange(all, Math.max(reads, 1), {
+    const r = await session.exchange(all, Math.max(reads, 1), {
       timeoutMs: this.oneShot.timeoutFor(all.length),
       ...(work.signal ? { signal: work.signal } : {}),
     });
+    if (lines.length > reads) {
+      for (const other of [this.session, this.session6]) if (other !== session) other?.distrust();
+    }
+    if (session === this.session6 && r.exitCode !== 0 && NO_IPV6.test(r.stderr)) {
+      this.session6 = undefined;
+      session.close();
+    }
+    return r;
   }
 
   /**
@@ -128,9 +144,16 @@ export class IpDispatch {
     work: IpWork,
   ): Promise<RunResult> {
     const r = await this.oneShot.run(args, `${lines.join("\n")}\n`, work.signal);
-    if (changes > 0) this.session?.distrust();
+    if (changes > 0) {
+      this.session?.distrust();
+      this.session6?.distrust();
+    }
     return r;
   }
+}
+
+function familyArgs(work: IpWork): string[] {
+  return work.ipv6 ? ["-6"] : [];
 }
 
 function jsonArgs(work: IpWork): string[] {

@@ -38,14 +38,14 @@ export function rawRunError(args: readonly string[], r: RawRun): NetError {
 }
 
 /**
- * Show lines as `ip -d -j -batch -` prints them, through the runner's
- * resident session when it is free (IpRunner.runListings); throws as
- * {@link runIpRaw}.
+ * Show lines as `ip [-6] -d -j -batch -` prints them, through the runner's
+ * resident session of the family when it is free (IpRunner.runListings);
+ * throws as {@link runIpRaw}.
  */
 export async function runListings(
   runner: IpRunner,
   lines: readonly string[],
-  opts: { signal?: AbortSignal } = {},
+  opts: { signal?: AbortSignal; ipv6?: boolean } = {},
 ): Promise<RawRun> {
   return raw(await runner.runListings(lines, opts));
 }

@@ -1,5 +1,5 @@
 /**
- * One resident `ip -json -details -batch -` process and what has come out
+ * One resident `ip [-6] -json -details -batch -` process and what has come out
  * of it: the pipes, standard output split into one-line JSON documents,
  * standard error kept, the lines written so far (iproute2 numbers lines
  * across exchanges) and what its link name cache is judged by. The session
@@ -55,9 +55,10 @@ export class Resident {
   listedAt = 0;
   killed: NetError | undefined;
 
-  constructor(binary: string) {
+  /** `ipv6`: run as `ip -6` (listings of IPv6 rules, routes, neighbours, nexthop objects). */
+  constructor(binary: string, ipv6 = false) {
     const proc = startProcess({
-      argv: [binary, "-json", "-details", "-batch", "-"],
+      argv: [binary, ...(ipv6 ? ["-6"] : []), "-json", "-details", "-batch", "-"],
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",

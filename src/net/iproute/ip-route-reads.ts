@@ -3,7 +3,8 @@
  * route metrics' locks, which only the text dump prints (`mtu lock 1400`;
  * `ip -j` drops them), and which nexthop objects are IPv6 (`ip -6 nexthop
  * show`; a single one without a gateway shows no family). Run beside
- * IpRunner's reads, as one-shot processes of its own IpOneShot.
+ * IpRunner's reads: the text dumps as one-shot processes of its own
+ * IpOneShot, the IPv6 listings as it runs them (the IPv6 session's).
  */
 
 import type { Route } from "../model/model";
@@ -12,6 +13,7 @@ import { nexthopIds } from "../parse/parse-ip-nexthops";
 import { addLocks, parseAllTableRoutes } from "../parse/parse-ip-routes";
 import { parseRules, type Rule } from "../plan/rules";
 import type { IpOneShot } from "./ip-one-shot";
+import type { RunResult } from "./ip-resident";
 
 /** Whether a route listing has a route with metrics (only those can have a lock). */
 function hasMetrics(doc: unknown): boolean {
@@ -52,19 +54,15 @@ export async function routesWithLocks(
 }
 
 /**
- * IPv6 rules and the ids of the IPv6 nexthop objects: one `ip -6 -batch`.
- * None of either on a kernel without IPv6 (ipv6.disable=1).
+ * IPv6 rules and the ids of the IPv6 nexthop objects: one `ip -6 -json
+ * -details -batch -` of two lines, run by `run6`. None of either on a
+ * kernel without IPv6 (ipv6.disable=1).
  */
 export async function readFamily6(
-  oneShot: IpOneShot,
-  signal?: AbortSignal,
+  run6: (lines: readonly string[]) => Promise<RunResult>,
 ): Promise<{ rules: Rule[]; nexthops6: Set<number> }> {
   const lines = ["rule show", "nexthop show"];
-  const r = await oneShot.run(
-    ["-6", "-json", "-details", "-batch", "-"],
-    `${lines.join("\n")}\n`,
-    signal,
-  );
+  const r = await run6(lines);
   if (!r.killed && r.exitCode !== 0 && /Address family not supported/i.test(r.stderr)) {
     return { rules: [], nexthops6: new Set() };
   }

@@ -47,6 +47,8 @@ export interface IpRunnerOptions {
   slots?: Semaphore;
   /** The resident ip for small batches and reads (the agent's; see ip-session.ts). */
   session?: IpSession;
+  /** The resident `ip -6`, for the IPv6 ones (the agent's). */
+  session6?: IpSession;
   /**
    * How many ip processes a batch in parts may run at once (default: the
    * CPUs this process may use, at most {@link MAX_PARALLEL_IP}); 1 runs
@@ -88,7 +90,7 @@ export class IpRunner {
 
   constructor(options: IpRunnerOptions = {}) {
     this.oneShot = new IpOneShot(options);
-    this.dispatch = new IpDispatch(this.oneShot, options.session);
+    this.dispatch = new IpDispatch(this.oneShot, options.session, options.session6);
     this.parallel = Math.min(options.parallel ?? availableParallelism(), MAX_PARALLEL_IP);
   }
 
@@ -131,13 +133,14 @@ export class IpRunner {
   }
 
   /**
-   * Show lines as one `ip -json -details -batch -`, the output as iproute2
-   * printed it: the resident session's when it is free (the complete
-   * read's family-less listings: ip-raw.ts), else a process's.
+   * Show lines as one `ip [-6] -json -details -batch -`, the output as
+   * iproute2 printed it: the resident session's when it is free (the
+   * complete read's family-less and IPv6 listings: ip-raw.ts), else a
+   * process's.
    */
   async runListings(
     lines: readonly string[],
-    opts: { signal?: AbortSignal } = {},
+    opts: { signal?: AbortSignal; ipv6?: boolean } = {},
   ): Promise<RunResult> {
     return this.dispatch.jsonBatch(lines, lines.length, opts);
   }
@@ -205,7 +208,7 @@ export class IpRunner {
   ): Promise<{ docs: unknown[]; full: Omit<FullState, "sysctls"> }> {
     const [docs, six] = await Promise.all([
       this.readBatch(FULL_READ, opts),
-      readFamily6(this.oneShot, opts?.signal),
+      readFamily6((lines) => this.dispatch.jsonBatch(lines, lines.length, { ...opts, ipv6: true })),
     ]);
     const routes = await routesWithLocks(this.oneShot, docs[1], opts?.signal);
     const full = {
@@ -259,12 +262,11 @@ export class IpRunner {
     };
   }
 
-  /** IPv6 rules only: one process; none on a kernel without IPv6 (ipv6.disable=1). */
+  /** IPv6 rules only: one listing; none on a kernel without IPv6 (ipv6.disable=1). */
   async readRules6(opts?: IpRunOptions): Promise<FullState["rules"]> {
-    const args = ["-6", "rule", "show"];
-    const r = await this.dispatch.read(args, opts);
+    const r = await this.dispatch.jsonBatch(["rule show"], 1, { ...opts, ipv6: true });
     if (!r.killed && r.exitCode !== 0 && /Address family not supported/i.test(r.stderr)) return [];
-    const [doc] = readDocuments(args.join(" "), r);
+    const [doc] = readDocuments("-6 rule show", r);
     return parseRules(doc, 6);
   }
 

@@ -62,7 +62,15 @@ export class IpSession {
   /** Processes started so far (tests and the log count them). */
   started = 0;
 
-  constructor(readonly binary: string) {}
+  /**
+   * `ipv6`: the process runs as `ip -6`, for the listings and changes whose
+   * family only the command line can give (IPv6 rules, nexthop objects);
+   * its link name cache is judged by `-6 link show`, which lists every link.
+   */
+  constructor(
+    readonly binary: string,
+    readonly ipv6 = false,
+  ) {}
 
   /** An exchange is running: the caller should use a one-shot process instead. */
   get busy(): boolean {
@@ -169,7 +177,7 @@ export class IpSession {
     if (resident) return { resident };
     let fresh: Resident;
     try {
-      fresh = new Resident(this.binary);
+      fresh = new Resident(this.binary, this.ipv6);
     } catch (err) {
       // As a one-shot run says it: the call fails internal, naming the binary.
       const why = `cannot run ${this.binary}: ${(err as Error).message}`;
