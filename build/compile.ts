@@ -57,8 +57,26 @@ const agent = [
   arch.agent,
   [`--compile-jit-policy=${AGENT_JIT_POLICY}`],
 ] as const;
-const entries =
-  arch.name === "x86_64" ? [agent, ["src/host/cli.ts", "dist/netagentctl", []] as const] : [agent];
+/**
+ * The CLI's, scaled by 4 as well: `follow` runs for the node's life, and
+ * the code JavaScriptCore compiles (its optimizing tiers' output, their
+ * profiling data) stays in its memory. Measured with `bun
+ * bench/rows/follow.ts --sandboxes 40 --no-watch --quiet-s 5`, three
+ * interleaved pairs against 1 (2 cores, nothing else running): the
+ * follower tree 88.9-90.5 MiB PSS against 95.4-96.2 MiB (RssAnon 36-38
+ * MiB against 42); all 40 equal after 11.5-12.5 s against 11.3-11.8 s;
+ * one change median 109-125 ms against 106-119 ms; the burst in 20 pods
+ * 1.53-1.89 s against 1.51-1.83 s. At 16: 87.1-87.6 MiB, start
+ * 12.3-12.6 s (two runs, `--no-latency`): not taken.
+ */
+const CLI_JIT_POLICY = 4;
+
+const cli = [
+  "src/host/cli.ts",
+  "dist/netagentctl",
+  [`--compile-jit-policy=${CLI_JIT_POLICY}`],
+] as const;
+const entries = arch.name === "x86_64" ? [agent, cli] : [agent];
 
 /**
  * The options, measured with bench/profile/compile-options.ts (Bun 1.4.5,
