@@ -14,6 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { checkOutcome } from "../watch/watch-output";
 import type { FollowEvent, SandboxState } from "./follow-output";
 import { SANDBOX_STATES } from "./follow-output";
 
@@ -97,10 +98,7 @@ export function followMetrics(source: {
       const stillDifferent =
         e.event === "resync" &&
         e.verified !== undefined &&
-        !(
-          "differences" in e.verified &&
-          (e.verified.differences.length === 0 || e.verified.superseded)
-        );
+        checkOutcome(e.verified) === "different";
       if (e.event === "error" || stillDifferent) failures.inc({ sandbox: e.sandbox });
     },
     changeToEqual: (ms) => latency.observe(ms / 1000),

@@ -14,6 +14,7 @@
  * Before the first sync, one Get first: a guest lacking the pod's
  * addresses is not equal, and needs no complete read to say so.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { AgentClient } from "../../client/client";
 import type { State } from "../../gen/network_pb";
 import { compareBoth, NoCompleteRead, notWaited } from "../compare/complete-compare";
@@ -29,21 +30,6 @@ import {
   VERIFY_READS,
 } from "../sync/sync-verify";
 import type { GuestCheck } from "../watch/pod-sync";
-
-/** Waits `ms`; false when `signal` aborts first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal === undefined) return Bun.sleep(ms).then(() => true);
-  return new Promise((resolve) => {
-    const done = (waited: boolean) => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", aborted);
-      resolve(waited);
-    };
-    const aborted = () => done(false);
-    const timer = setTimeout(() => done(true), ms);
-    signal.addEventListener("abort", aborted, { once: true });
-  });
-}
 
 /**
  * A quick negative before the first sync: the pod's addresses the guest
@@ -169,7 +155,13 @@ export async function checkGuest(
     if (superseded?.aborted) return { differences, superseded: true };
     if (read >= reads) break;
     read++;
-    if (!(await pause(VERIFY_PAUSE_MS, superseded))) return { differences, superseded: true };
+    // Rejects as soon as `superseded` aborts.
+    const paused = await delay(
+      VERIFY_PAUSE_MS,
+      true,
+      superseded ? { signal: superseded } : {},
+    ).catch(() => false);
+    if (!paused) return { differences, superseded: true };
   }
   return { differences };
 }

@@ -23,7 +23,7 @@ import { PodRulesReads } from "../watch/pod-rules-reads";
 import { describe, PodSync } from "../watch/pod-sync";
 import type { ResyncConfig } from "../watch/resync-scheduler";
 import { xtablesMonitorTool } from "../watch/rules-monitor";
-import type { WatchEvent } from "../watch/watch-output";
+import { checkOutcome, type WatchEvent } from "../watch/watch-output";
 import type { FollowEvent, SandboxState } from "./follow-output";
 import { checkGuest } from "./guest-check";
 import { NetnsDirectory } from "./netns-directory";
@@ -304,9 +304,9 @@ export class Sandbox {
     else if (e.event === "resync") {
       this.syncs++;
       const v = e.verified;
-      if (v === undefined || ("differences" in v && v.differences.length === 0))
-        this.becameEqual(e.at);
-      else if ("superseded" in v) {
+      const outcome = checkOutcome(v);
+      if (v === undefined || outcome === "equal") this.becameEqual(e.at);
+      else if (outcome === "superseded") {
         // Not a failure: the pod changed meanwhile, and the next sync is already due.
         this.set("syncing", null, false);
       } else {

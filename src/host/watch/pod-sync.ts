@@ -31,6 +31,7 @@ import {
   type SyncOutcome,
 } from "./resync-scheduler";
 import {
+  checkOutcome,
   type PodCheck,
   packetFilterSummary,
   type RetiredNic,
@@ -325,15 +326,15 @@ export class PodSync {
         ...(verified ? { verified } : {}),
       });
       this.accept(pod);
-      const equal =
-        verified === undefined || ("differences" in verified && verified.differences.length === 0);
+      const outcome = checkOutcome(verified);
+      const equal = outcome === "equal";
       // Kept only when a complete check found the guest equal to it (follow).
       if (verified !== undefined && equal && report.kind === "apply")
         this.readBack = report.apply.result;
       if (!equal) {
         this.failedLast = true;
         // Superseded: the change that came meanwhile has its sync due already.
-        if (verified !== undefined && "superseded" in verified) return "ok";
+        if (outcome === "superseded") return "ok";
         return "failed"; // not equal after a sync: waits for the pod's next change
       }
       return "ok";

@@ -19,7 +19,6 @@ export function packetFilterSummary(rules: MirrorReport | { skipped: string }): 
     .join(", ");
 }
 
-/** A complete comparison of guest and pod: the differences (none: equal), or why it could not be made. */
 /**
  * A complete comparison's outcome: its differences (none: equal), with
  * `superseded` when the pod changed after the sync read it and the
@@ -27,6 +26,18 @@ export function packetFilterSummary(rules: MirrorReport | { skipped: string }): 
  * again); or why no comparison could be made.
  */
 export type PodCheck = { differences: string[]; superseded?: true } | { unchecked: string };
+
+/**
+ * What a sync's check (none: a watch without one) says of the guest:
+ * equal, superseded (the next sync is due), or different (differences, or
+ * no comparison could be made).
+ */
+export function checkOutcome(v: PodCheck | undefined): "equal" | "superseded" | "different" {
+  if (v === undefined) return "equal";
+  if ("unchecked" in v) return "different";
+  if (v.differences.length === 0) return "equal";
+  return v.superseded ? "superseded" : "different";
+}
 
 /** A NIC that left the pod, and what was done to its guest twin. */
 export interface RetiredNic {

@@ -1,8 +1,9 @@
 /**
  * Where a piece of `ip` work runs: an exchange with a resident session
  * (ip-session.ts; `ip -6` work with the IPv6 one) when there is one, it is
- * free and the work is small, else a one-shot process (ip-one-shot.ts). Both answer with the same RunResult,
- * so the reader of a result does not know which ran it.
+ * free and the work is small, else a one-shot process (ip-one-shot.ts).
+ * Both answer with the same RunResult, so the reader of a result does not
+ * know which ran it.
  */
 import type { IpOneShot } from "./ip-one-shot";
 import type { RunResult } from "./ip-resident";
