@@ -184,6 +184,13 @@ export class PodSync {
   private trigger: Record<string, number> = {};
   /** The sync in flight's: aborted by a change in the pod meanwhile. */
   private changed: AbortController | undefined;
+  /**
+   * The last sync's check was cut short by a change (superseded). The next
+   * check is then not cut short: a pod that changes during every check
+   * (neighbour churn) beside a difference no sync fixes is checked with its
+   * pauses at least every other sync, not re-synced as fast as checks end.
+   */
+  private cutShort = false;
   private stopping = false;
   private readonly scheduler: ResyncScheduler;
   resyncs = 0;
@@ -305,8 +312,10 @@ export class PodSync {
       const report = await this.o.drive(client, withRetired(pod, retired), known);
       const viaApply = report.kind === "apply";
       for (const r of retired) r.down = viaApply && r.found;
+      const mayCut = !this.cutShort;
+      this.cutShort = false;
       const verified = this.o.check
-        ? withoutGuest(await this.o.check(client, pod, "after", superseded))
+        ? withoutGuest(await this.o.check(client, pod, "after", mayCut ? superseded : undefined))
         : undefined;
       this.resyncs++;
       this.o.emit({
@@ -334,7 +343,10 @@ export class PodSync {
       if (!equal) {
         this.failedLast = true;
         // Superseded: the change that came meanwhile has its sync due already.
-        if (outcome === "superseded") return "ok";
+        if (outcome === "superseded") {
+          this.cutShort = true;
+          return "ok";
+        }
         return "failed"; // not equal after a sync: waits for the pod's next change
       }
       return "ok";
