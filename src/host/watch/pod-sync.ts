@@ -43,7 +43,7 @@ export type { PodCheck };
 /** A check's outcome, and the guest's state when the check read it whole (a Get), for the sync after it. */
 export type GuestCheck = PodCheck & { guest?: State };
 
-import { diffPodState, samePodState } from "./watch-report";
+import { diffPodState, type PodSeen, podSeen, samePodState } from "./watch-report";
 
 export interface PodSyncOptions {
   /** For messages: "netns pod1". */
@@ -176,7 +176,8 @@ export class PodSync {
    * so the failure's state is left for a fresh outcome).
    */
   private failedLast = false;
-  private last: PodState | undefined;
+  /** What was last sent, as digests (watch-report.ts). */
+  private last: PodSeen | undefined;
   /** What the last Apply read back, kept while its sync stands (the next sync's Get saved). */
   private readBack: State | undefined;
   private tracked = new Set<string>();
@@ -266,12 +267,13 @@ export class PodSync {
       this.o.emit({ event: "error", at: at(), seq, ms: elapsed(), message, retry: true });
       return "retry";
     }
+    const seen = podSeen(pod);
     if (
       this.last &&
       !this.lost &&
       !this.failedLast &&
       this.client &&
-      samePodState(this.last, pod)
+      samePodState(this.last, seen)
     ) {
       this.unchanged++;
       this.seq--;
@@ -295,7 +297,7 @@ export class PodSync {
             equal: true,
             differences: [],
           });
-          this.accept(pod);
+          this.accept(pod, seen);
           return "ok";
         }
         fresh = before.guest;
@@ -326,7 +328,7 @@ export class PodSync {
         initial,
         trigger: cause,
         reconnected,
-        changes: diffPodState(this.last, pod),
+        changes: diffPodState(this.last, seen),
         retired,
         interfaces: requests.interfaces.length,
         routes: requests.routes.length,
@@ -334,7 +336,7 @@ export class PodSync {
         ...howItWent(report),
         ...(verified ? { verified } : {}),
       });
-      this.accept(pod);
+      this.accept(pod, seen);
       const outcome = checkOutcome(verified);
       const equal = outcome === "equal";
       // Kept only when a complete check found the guest equal to it (follow).
@@ -380,9 +382,9 @@ export class PodSync {
     return retry ? "retry" : "failed";
   }
 
-  /** `pod` is what the guest now holds. */
-  private accept(pod: PodState): void {
-    this.last = pod;
+  /** `pod` (kept as `seen`) is what the guest now holds. */
+  private accept(pod: PodState, seen: PodSeen): void {
+    this.last = seen;
     this.readBack = undefined;
     this.lost = false;
     this.failedLast = false;

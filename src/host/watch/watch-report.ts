@@ -3,6 +3,7 @@
  * (what changed in the pod), and the events the watch emits, rendered as
  * one text line each or one JSON object per line.
  */
+import { createHash } from "node:crypto";
 import type { Interface, Route } from "../../gen/types_pb";
 import { normaliseRules } from "../../net/iptables/iptables-text";
 import { NTF_ROUTER } from "../../net/vocabulary/links";
@@ -109,34 +110,50 @@ export function diffRequests(
   return changes;
 }
 
-/** True when two reads of the pod would make a sync send exactly the same. */
-export function samePodState(a: PodState, b: PodState): boolean {
-  return podKey(a) === podKey(b);
+/**
+ * What a follower keeps of the pod it last sent: the requests (for the
+ * itemised changes of the next sync) and digests of the rest. Not the
+ * read itself: its strings can hold on to the whole outputs they were cut
+ * from (`ip -j`, /proc/sys/net), about 0.2 MiB a pod (bench/README.md).
+ */
+export interface PodSeen {
+  requests: SyncRequests;
+  /** The packet filter, normalised (undefined: not read). */
+  rules: string | undefined;
+  /** Everything a sync reads, the packet filter normalised. */
+  whole: string;
 }
+
+const digest = (text: string) => createHash("sha256").update(text).digest("base64");
 
 /**
- * A read of the pod as text for comparisons: the rules normalised (iptables-save
- * dates its output and counts packets: every read would differ), the full
- * state's sysctls as entries (a Map has no JSON of its own).
+ * A read of the pod kept as {@link PodSeen}: the rules normalised
+ * (iptables-save dates its output and counts packets: every read would
+ * differ), the full state's sysctls as entries (a Map has no JSON of its own).
  */
-function podKey(p: PodState): string {
-  return requestsKey({
+export function podSeen(p: PodState): PodSeen {
+  const rules =
+    p.rules && requestsKey({ 4: normaliseRules(p.rules[4]), 6: normaliseRules(p.rules[6]) });
+  const whole = requestsKey({
     ...p,
-    rules: rulesKey(p.rules),
+    rules,
     full: p.full && { ...p.full, allSysctls: [...p.full.allSysctls] },
   });
+  return { requests: p.requests, rules: rules && digest(rules), whole: digest(whole) };
 }
 
-const rulesKey = (r: PodState["rules"]) =>
-  r && { 4: normaliseRules(r[4]), 6: normaliseRules(r[6]) };
+/** True when two reads of the pod would make a sync send exactly the same. */
+export function samePodState(a: PodSeen, b: PodSeen): boolean {
+  return a.whole === b.whole;
+}
 
 /** Pure: what changed between two reads of the pod, the packet filter included. */
-export function diffPodState(before: PodState | undefined, after: PodState): RequestChanges {
+export function diffPodState(before: PodSeen | undefined, after: PodSeen): RequestChanges {
   const changes = diffRequests(before?.requests, after.requests);
   if (before === undefined) return changes;
-  changes.rules = requestsKey(rulesKey(before.rules)) !== requestsKey(rulesKey(after.rules));
+  changes.rules = before.rules !== after.rules;
   // Beyond the Kata requests: routes of other tables, ip rules, sysctls, ...
-  changes.other = !changes.rules && countChanges(changes) === 0 && podKey(before) !== podKey(after);
+  changes.other = !changes.rules && countChanges(changes) === 0 && before.whole !== after.whole;
   return changes;
 }
 
