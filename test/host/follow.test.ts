@@ -253,6 +253,8 @@ describe("follow keeps every Kata sandbox's guest equal to its pod: hostile sand
     for (const [id, why] of Object.entries(expected)) {
       const s = await f.until(id, (x) => x.state === "failed", "failed");
       expect(s.lastError, id).toMatch(why);
+      // Said for an operator: no advice meant for the code that made the request.
+      expect(s.lastError, id).not.toMatch(/verbose|fetch\(\)/);
       // The log says it too, once, prefixed with the sandbox.
       expect(
         f.about(id).some((e) => e.state === "failed" && why.test(String(e.detail))),

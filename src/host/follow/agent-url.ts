@@ -56,10 +56,20 @@ export async function askAgentUrl(
     text = await readCapped(res.body, cap);
   } catch (err) {
     if (err instanceof AgentUrlError) throw new AgentUrlError(`${socket}: ${err.message}`);
-    const why = signal.aborted ? `no answer within ${timeoutMs} ms` : (err as Error).message;
+    const why = signal.aborted ? `no answer within ${timeoutMs} ms` : fetchFailure(err);
     throw new AgentUrlError(`${socket}: GET /agent-url: ${why}`);
   }
   return checkAgentUrl(text.trim(), `${socket} /agent-url`);
+}
+
+/**
+ * Why a request to the shim failed, for an operator: Bun's fetch ends some
+ * messages with advice for its caller ("For more information, pass
+ * `verbose: true` in the second argument to fetch()"), left out here.
+ */
+function fetchFailure(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/\s*For more information, pass `verbose: true`.*$/s, "");
 }
 
 /** Pure: `url` if it is an address netagentctl dials; else an AgentUrlError naming `source`. */
