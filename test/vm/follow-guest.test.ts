@@ -93,6 +93,8 @@ describe("follow keeps the QEMU guest, one sandbox, equal to its pod", () => {
         { what: "the route in the guest, by its own ip", timeoutMs: STEP_MS },
       );
       console.log(`guest# ip -o addr show; ip route\n${text}`);
+      // The follower's own lines (--json), for the transcript.
+      console.log(`follower:\n${f.events.map((e) => JSON.stringify(e)).join("\n")}`);
     },
     STEP_MS * 3,
   );
