@@ -1,10 +1,18 @@
 /**
- * PodSync hands `drive` the state the check before the first sync read,
+ * PodSync's own rules, with read, drive and check the test's and a real
+ * unix socket that accepts as the agent's end.
+ *
+ * The read-back: PodSync hands `drive` the state the check before the first sync read,
  * or the state the last Apply read back while a complete check has found
  * the guest equal to it: after an unequal check,
  * a failed sync or a lost connection the next sync asks the guest again
- * (drive gets nothing, and syncPod makes its Get). The agent end is a real
- * unix socket that accepts; read, drive and check are the test's.
+ * (drive gets nothing, and syncPod makes its Get).
+ *
+ * The pace of superseded checks: a check cut short because the pod
+ * changed lets the next sync start at once; that next sync's check is not
+ * cut short again, so a pod that changes during every check (neighbour
+ * churn) beside a difference no sync can fix is checked with its pauses at
+ * least every other sync, not re-synced as fast as the checks end.
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { create } from "@bufbuild/protobuf";
@@ -114,5 +122,43 @@ describe("PodSync: the last read-back serves the next sync", () => {
     await waitFor(() => u.got.length >= 2, { timeoutMs: 5000, what: "the resync after the loss" });
     await u.sync.stop();
     expect(u.got[1]).toBeUndefined();
+  });
+});
+
+describe("PodSync: the pace of superseded checks", () => {
+  test("after a superseded check, the next check gets no signal to cut it short", async () => {
+    let n = 0;
+    /** Per check after a sync: whether it was given the superseded signal. */
+    const signalled: boolean[] = [];
+    const sync = new PodSync({
+      label: "test",
+      addr: `unix://${dir.join("agent.sock")}`,
+      timeoutMs: 2000,
+      read: async () => pod(n),
+      drive: async () => report(n),
+      check: async (_c, _p, when, superseded): Promise<GuestCheck> => {
+        if (when === "before") return { differences: ["not yet"] };
+        signalled.push(superseded !== undefined);
+        // The pod changes during every check (a neighbour, say), for the first 6 checks.
+        if (signalled.length <= 6) {
+          n++;
+          sync.notify("neighbor");
+        }
+        const differences = ["route 10.9.0.0/16 guest only"];
+        return superseded?.aborted ? { differences, superseded: true } : { differences };
+      },
+      emit: () => {},
+      gone: () => false,
+      onGone: () => {},
+      resync: { debounceMs: 1, maxWaitMs: 10, backoffBaseMs: 10, backoffMaxMs: 20 },
+    });
+    sync.notify("route");
+    await waitFor(() => signalled.length >= 7, { timeoutMs: 5000, what: "7 checks" });
+    await sync.stop();
+    expect(signalled.slice(0, 7)).toEqual([true, false, true, false, true, false, true]);
+    // Never two checks in a row that could be cut short.
+    for (let i = 1; i < signalled.length; i++) {
+      if (signalled[i - 1]) expect(signalled[i], `check ${i}`).toBe(false);
+    }
   });
 });
