@@ -51,14 +51,22 @@ npm run rootfs
 MAC=02:00:00:00:0a:01
 log=$(mktemp /tmp/netagent-demo-vm.XXXXXX.log)
 ready=$(mktemp -u /tmp/netagent-demo-ready.XXXXXX)
+console_log=$(mktemp /tmp/netagent-demo-console.XXXXXX.log)
 bun=node_modules/.bin/bun
-"$bun" scripts/vm.ts --mac "$MAC" --timeout 600 --ready-file "$ready" 2>"$log" &
+"$bun" scripts/vm.ts --mac "$MAC" --timeout 600 --ready-file "$ready" \
+  --console-log "$console_log" 2>"$log" &
 vm=$!
 stop_vm() {
+  local status=$?
   kill -TERM "$vm" 2>/dev/null || true
   wait "$vm" 2>/dev/null || true
   cat "$log" >&2
-  rm -f "$log" "$ready"
+  # The guest's serial console says why a failed demo's guest misbehaved.
+  if ((status != 0)); then
+    echo "== the guest's serial console (last 60 lines)" >&2
+    tail -n 60 "$console_log" >&2 || true
+  fi
+  rm -f "$log" "$ready" "$console_log"
 }
 trap stop_vm EXIT
 

@@ -34,6 +34,8 @@ const USAGE = `usage: npm run vm -- [options]
   --log-level LEVEL  agent.log=LEVEL
   --kernel-messages  do not boot with quiet
   --timeout S        how long to wait for Check (default 180)
+  --console-log PATH where the serial console goes without --console
+                     (default: a netagent-vm-PID.console.log in the temp dir)
   --ready-file PATH  once Check answers, write "START_MS CHECK_MS" there:
                      QEMU's start in ms since the epoch, and the ms from it
                      to the first answered Check (written whole, by rename)
@@ -53,6 +55,7 @@ function parse(argv: string[]) {
   let timeoutS = 180;
   let bootFile: string | undefined;
   let readyFile: string | undefined;
+  let consoleLog: string | undefined;
   let mode: "image" | "initramfs" | undefined;
   let arch = GUEST_ARCHES.x86_64;
   for (let i = 0; i < argv.length; i++) {
@@ -74,6 +77,7 @@ function parse(argv: string[]) {
     else if (a === "--kernel-messages") options.kernelMessages = true;
     else if (a === "--timeout") timeoutS = Number(value());
     else if (a === "--ready-file") readyFile = value();
+    else if (a === "--console-log") consoleLog = value();
     else if (a === "--kernel") options.kernel = value();
     else if (a === "--initrd") options.initrd = value();
     else if (a === "--boot") bootFile = value();
@@ -89,7 +93,7 @@ function parse(argv: string[]) {
   if (!(timeoutS > 0)) throw new Error("--timeout: expected seconds > 0");
   if (arch.name !== "x86_64") options.arch = arch.name;
   bootFile ??= bootJsonPath(mode, arch.guestDir);
-  return { options, attach, timeoutS, bootFile, readyFile };
+  return { options, attach, timeoutS, bootFile, readyFile, consoleLog };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -104,7 +108,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const { options, attach, timeoutS, bootFile, readyFile } = parsed;
+  const { options, attach, timeoutS, bootFile, readyFile, consoleLog } = parsed;
   try {
     options.boot = loadBootSpec(bootFile);
   } catch (err) {
@@ -112,7 +116,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   // Opened before the start: a KVM attempt given up by the watchdog is logged too.
-  const logPath = join(tmpdir(), `netagent-vm-${process.pid}.console.log`);
+  const logPath = consoleLog ?? join(tmpdir(), `netagent-vm-${process.pid}.console.log`);
   const log = attach ? undefined : createWriteStream(logPath);
   options.onConsole = (chunk) => (attach ? process.stdout.write(chunk) : log?.write(chunk));
   const say = (line: string) => process.stderr.write(`vm: ${line}\n`);
