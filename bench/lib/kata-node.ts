@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { type RunningAgent, startAgent } from "../../test/helpers/agent";
 import { Netns } from "../../test/helpers/netns";
 import { type TempDir, tempDir } from "../../test/helpers/tmp";
+import { waitFor } from "../../test/helpers/wait";
 import { goPersist, sandboxDir } from "../../test/host/kata-standins";
 
 export interface BenchSandbox {
@@ -40,8 +41,13 @@ export class KataNode {
     return new KataNode(dir, root, await Netns.create("nh5n"), await Netns.create("nh5w"));
   }
 
-  /** Adds sandbox number `i` (0-based, < 250): pod, guest with its agent, and the directory. */
-  async add(i: number): Promise<BenchSandbox> {
+  /**
+   * Adds sandbox number `i` (0-based, < 250): pod, guest with its agent, and
+   * the directory. `settled`: the agent starts only once the pod's link is
+   * out of duplicate detection, as on a Kata node, where the pod's network
+   * is made before the VM boots and its agent answers seconds later.
+   */
+  async add(i: number, settled = false): Promise<BenchSandbox> {
     const id = `sb${String(i).padStart(3, "0")}`;
     const pod = await Netns.create("nh5p");
     const guest = await Netns.create("nh5g");
@@ -52,6 +58,12 @@ export class KataNode {
     await pod.ip("route", "add", "default", "via", gw, "dev", "eth0");
     const [link] = await pod.json<{ address: string }[]>("link", "show", "eth0");
     const mac = link?.address as string;
+    if (settled) {
+      await waitFor(() => pod.linkLocalSettled("eth0"), {
+        timeoutMs: 30_000,
+        what: `${id}'s pod link out of duplicate detection`,
+      });
+    }
     await guest.veth("gst0", `w${i}`, { mac, peerNs: this.wire });
     const agent = await startAgent({ netns: guest });
     const sb: BenchSandbox = { id, pod, guest, agent, mac, gw };
@@ -65,6 +77,14 @@ export class KataNode {
       mode: 0o600,
     });
     return sb;
+  }
+
+  /** Tears sandbox `sb` down (agent, guest, pod) and forgets it; its directory is the caller's. */
+  async drop(sb: BenchSandbox): Promise<void> {
+    this.sandboxes.splice(this.sandboxes.indexOf(sb), 1);
+    await sb.agent.stop().catch(() => {});
+    await sb.guest.remove();
+    await sb.pod.remove();
   }
 
   async remove(): Promise<void> {

@@ -11,14 +11,23 @@
  *   the `ip` command's return to the guest event after which an
  *   independent read of the guest equals the pod (the guest's own
  *   `ip monitor`, nothing polls); then one change in each of half the pods
- *   at once, to the last of those guests equal.
+ *   at once, to the last of those guests equal;
+ * - a sandbox that appears: from its directory written (its agent already
+ *   answering, its pod settled as a Kata pod is before its VM boots) to
+ *   `equal` in /sandboxes, then equal by an independent read;
+ *   one that goes away: from its directory removed to its absence from
+ *   /sandboxes with its `xtables-monitor` ended (then its pod, guest and
+ *   agent are torn down, so the N watchers after it follow N pods).
  *
  * Alone, as root, after `npm run build`:
  *   bun bench/rows/follow.ts [--sandboxes 40] [--changes 20] [--quiet-s 30] [--no-watch] [--no-latency]
  *                            [--sandboxes-json FILE]
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Netns } from "../../test/helpers/netns";
+import { processName, processTree } from "../../test/helpers/process";
+import { waitFor } from "../../test/helpers/wait";
 import { FollowerProc } from "../../test/host/follow-helpers";
 import { cpuTicks, guestEqualsPod, Watcher } from "../../test/host/watch-helpers";
 import { flag, option } from "../lib/args";
@@ -82,6 +91,33 @@ async function idleTicks(pids: number[]): Promise<number> {
   return pids.reduce((s, p) => s + cpuTicks(p), 0) - t0;
 }
 
+/**
+ * Milliseconds from a new sandbox's directory written (its agent already
+ * answering, its pod's link settled: KataNode.add) to `equal`; then from its
+ * directory removed to its absence from /sandboxes with its
+ * xtables-monitor ended.
+ */
+async function appearAndGo(node: KataNode, f: FollowerProc) {
+  const sb = await node.add(node.sandboxes.length, true);
+  const t0 = performance.now();
+  await f.until(sb.id, (x) => x.state === "equal", "equal", 60_000);
+  const appearMs = Math.round(performance.now() - t0);
+  if (!(await guestEqualsPod(sb.pod, sb.guest, [sb.mac])))
+    throw new Error(`${sb.id} not equal by an independent read`);
+  const monitors = () =>
+    processTree(f.child.pid).filter((p) => processName(p) === "xtables-monitor").length;
+  const before = monitors();
+  const t1 = performance.now();
+  rmSync(join(node.root, sb.id), { recursive: true, force: true });
+  await waitFor(
+    async () => !(await f.sandboxes()).some((x) => x.id === sb.id) && monitors() === before - 1,
+    { timeoutMs: 60_000, what: `${sb.id} dropped, its xtables-monitor ended` },
+  );
+  const goneMs = Math.round(performance.now() - t1);
+  await node.drop(sb);
+  return { appearMs, goneMs };
+}
+
 /** The follower process's own RssAnon and RssFile (KiB): its heap against the binary's pages. */
 function mainMemory(pid: number): Record<string, number> {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -114,6 +150,7 @@ async function main() {
     out.followMain = mainMemory(f.child.pid);
     out.followIdleCpuPct = ((await idleTicks([f.child.pid])) * TICK_MS) / (quietS * 10);
     console.log(JSON.stringify(out)); // what is measured so far, should a later step fail
+    out.appearAndGo = await appearAndGo(node, f);
     if (!flag("--no-latency")) out.followLatency = await latency(node, 0);
     out.loadDuringFollow = await load();
     await f.child.stop("SIGTERM");

@@ -47,6 +47,27 @@ export class Netns {
     return docs.map((d) => JSON.parse(d) as unknown);
   }
 
+  /**
+   * `dev` has a link-local address, none of its IPv6 addresses tentative,
+   * and each link-local its `local` route: the kernel has finished changing
+   * the link by itself after it came up (duplicate detection ended).
+   */
+  async linkLocalSettled(dev: string): Promise<boolean> {
+    const links = await this.json<{ addr_info?: { local: string; tentative?: boolean }[] }[]>(
+      "-6",
+      "address",
+      "show",
+      "dev",
+      dev,
+    );
+    const locals = await this.json<{ dst: string }[]>("-6", "route", "show", "table", "local");
+    const addrs = links.flatMap((l) => l.addr_info ?? []);
+    const linkLocal = addrs.filter((a) => a.local.startsWith("fe80:"));
+    if (linkLocal.length === 0 || addrs.some((a) => a.tentative)) return false;
+    const routed = new Set(locals.map((r) => r.dst));
+    return linkLocal.every((a) => routed.has(a.local));
+  }
+
   /** The raw text of `ip -json route` for both families: for byte-identical comparisons. */
   async routeDump(): Promise<string> {
     const v4 = await this.ip("-json", "-details", "route", "show", "table", "main");

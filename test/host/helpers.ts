@@ -104,27 +104,10 @@ export class PtpPod {
     // the kernel changes the pod by itself until its duplicate detection ends (the address
     // loses `tentative`, its `local` route appears in table local): a test that counts a
     // follower's calls must not meet that change as the pod's own.
-    await waitFor(() => p.settled(), {
+    await waitFor(() => p.pod.linkLocalSettled("eth0"), {
       what: "the pod's IPv6 link-local address, out of detection",
     });
     return p;
-  }
-
-  /** The pod has a link-local address, none tentative, each with its `local` route. */
-  private async settled(): Promise<boolean> {
-    const links = await this.pod.json<{ addr_info?: { local: string; tentative?: boolean }[] }[]>(
-      "-6",
-      "address",
-      "show",
-      "dev",
-      "eth0",
-    );
-    const locals = await this.pod.json<{ dst: string }[]>("-6", "route", "show", "table", "local");
-    const addrs = links.flatMap((l) => l.addr_info ?? []);
-    const linkLocal = addrs.filter((a) => a.local.startsWith("fe80:"));
-    if (linkLocal.length === 0 || addrs.some((a) => a.tentative)) return false;
-    const routed = new Set(locals.map((r) => r.dst));
-    return linkLocal.every((a) => routed.has(a.local));
   }
 
   private cni(command: "ADD" | "DEL"): Promise<CtlResult> {
