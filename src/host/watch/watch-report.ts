@@ -118,9 +118,9 @@ export function diffRequests(
  */
 export interface PodSeen {
   requests: SyncRequests;
-  /** The packet filter, normalised (undefined: not read). */
+  /** A digest of the packet filter, normalised (undefined: not read). */
   rules: string | undefined;
-  /** Everything a sync reads, the packet filter normalised. */
+  /** A digest of everything a sync reads, the packet filter normalised. */
   whole: string;
 }
 
