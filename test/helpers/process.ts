@@ -159,7 +159,13 @@ export function start(
 ): Child {
   const input = stdin === undefined ? "ignore" : "pipe";
   const proc = spawn(file, args, { stdio: [input, "pipe", "pipe"], env: env ?? process.env });
-  if (stdin !== undefined) proc.stdin?.end(stdin);
+  if (stdin !== undefined) {
+    // A child that exits before reading all its input (an `ip -batch -` whose netns is
+    // gone, say) makes this write fail with EPIPE: its exit status and stderr say why,
+    // so the write's error is no error of the test process.
+    proc.stdin?.on("error", () => {});
+    proc.stdin?.end(stdin);
+  }
   return new Child(proc, [file, ...args].join(" "));
 }
 
