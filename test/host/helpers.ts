@@ -62,6 +62,9 @@ function runWithInput(
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A child that exits before reading its input fails this write (EPIPE); its exit
+    // status and stderr, resolved above, say why.
+    p.stdin.on("error", () => {});
     p.stdin.end(input ?? "");
   });
 }
