@@ -88,11 +88,7 @@ export class KataNode {
   }
 
   async remove(): Promise<void> {
-    for (const s of this.sandboxes) {
-      await s.agent.stop().catch(() => {});
-      await s.guest.remove();
-      await s.pod.remove();
-    }
+    for (const s of [...this.sandboxes]) await this.drop(s);
     await this.node.remove();
     await this.wire.remove();
     this.dir.remove();
